@@ -1,0 +1,218 @@
+"""Training losses for the SAI, winrate and score value heads (DESIGN §7).
+
+The loss is
+
+    policy cross-entropy + value_weight · value MSE + l2_coef · L2,
+
+where the value MSE depends on the head:
+
+* ``'sai'``: MSE(τ(k_s), z) on the [0, 1] scale, with τ(k_s) = σ(β(α + k_s))
+  the predicted win probability at the row's own komi and z ∈ {0, ½, 1}.
+  SAI's TensorFlow code wrote this as 0.7 · MSE(tanh(β/2·(α+k)), 2z − 1).
+  Since tanh(t/2) = 2σ(t) − 1, that is 0.7 · 4 · MSE(τ, z), so the matching
+  `value_weight` on the [0, 1] scale is 2.8 (DESIGN §10).
+* ``'winrate'``: AlphaZero/Leela Zero style, MSE(v, 2z − 1) for a tanh v.
+* ``'score'``: Leela Zero Score style, MSE(s, margin / N²) for a linear s,
+  weighted by `score_weight` (20 in the LZS paper) instead of `value_weight`.
+
+L2 is ½·Σw² over convolution and dense kernels only, as `tf.nn.l2_loss` in the
+Leela Zero and SAI training code; biases and batch-norm parameters are not
+decayed.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from saijax import sigmoid
+
+__all__ = [
+    'VALUE_HEADS',
+    'policy_loss',
+    'value_loss_sai',
+    'value_loss_winrate',
+    'value_loss_score',
+    'l2_loss',
+    'total_loss',
+]
+
+VALUE_HEADS = ('sai', 'winrate', 'score')
+
+
+def _masked_log_softmax(logits, keep):
+    """log_softmax(logits) where `keep`, else 0 (so −inf logits are safe)."""
+    log_probs = jax.nn.log_softmax(logits, axis=-1)
+    return jnp.where(keep, log_probs, 0.0)
+
+
+def policy_loss(logits, target):
+    """Cross-entropy −Σ_a target_a · log softmax(logits)_a, batch mean.
+
+    Moves with target 0 contribute nothing, even when their logit is −inf or
+    hugely negative (illegal moves), so neither the loss nor its gradient is
+    NaN.
+
+    Args:
+        logits: [B, A] policy logits.
+        target: [B, A] target distribution (visit counts or Gumbel
+            `action_weights`), rows summing to 1.
+
+    Returns:
+        Scalar mean cross-entropy in nats.
+    """
+    log_probs = _masked_log_softmax(logits, target > 0)
+    return -jnp.mean(jnp.sum(target * log_probs, axis=-1))
+
+
+def value_loss_sai(alpha, beta, signed_komi, z):
+    """MSE(τ(k_s), z) for the SAI head, batch mean (DESIGN §7).
+
+    Args:
+        alpha: [B] α, the mover's lead before komi.
+        beta: [B] β > 0.
+        signed_komi: [B] k_s, the row's komi as the mover's bonus.
+        z: [B] outcome for the mover at that komi: 0 loss, ½ draw, 1 win.
+
+    Returns:
+        Scalar mean of (σ(β(α + k_s)) − z)², on the [0, 1] scale.
+    """
+    tau = sigmoid.winrate(alpha, beta, signed_komi)
+    return jnp.mean(jnp.square(tau - z))
+
+
+def value_loss_winrate(value, z):
+    """MSE(v, 2z − 1) for a tanh winrate head, batch mean.
+
+    Args:
+        value: [B] tanh output in [−1, 1], from the mover's view.
+        z: [B] outcome for the mover: 0, ½ or 1.
+
+    Returns:
+        Scalar mean squared error on the ±1 scale.
+    """
+    return jnp.mean(jnp.square(value - (2.0 * z - 1.0)))
+
+
+def value_loss_score(score, margin, board_size):
+    """MSE(s, margin / N²) for a Leela Zero Score style head, batch mean.
+
+    Args:
+        score: [B] predicted final margin for the mover, divided by N².
+        margin: [B] final Tromp–Taylor margin for the mover, komi included, in
+            points.
+        board_size: N, a Python int.
+
+    Returns:
+        Scalar mean squared error on the margin / N² scale.
+    """
+    target = margin / float(board_size * board_size)
+    return jnp.mean(jnp.square(score - target))
+
+
+def _leaf_name(path) -> str:
+    last = path[-1]
+    for attr in ('key', 'name', 'idx'):
+        if hasattr(last, attr):
+            return str(getattr(last, attr))
+    return str(last)
+
+
+def l2_loss(params):
+    """½·Σw² over every leaf named 'kernel' (conv and dense weights).
+
+    This is `tf.nn.l2_loss` summed over weights, as in SAI's and Leela Zero's
+    training code. Biases and batch-norm 'scale'/'bias' are excluded, and so is
+    anything else not named 'kernel' (e.g. batch statistics, if passed).
+
+    Args:
+        params: a flax Linen parameter tree (nested mappings).
+
+    Returns:
+        Scalar float32.
+    """
+    leaves = jax.tree_util.tree_flatten_with_path(params)[0]
+    total = jnp.zeros((), jnp.float32)
+    for path, leaf in leaves:
+        if path and _leaf_name(path) == 'kernel':
+            total = total + jnp.sum(jnp.square(leaf.astype(jnp.float32)))
+    return 0.5 * total
+
+
+def total_loss(
+    outputs: Any,
+    batch: Mapping[str, jax.Array],
+    params: Any,
+    *,
+    value_head: str,
+    value_weight: float,
+    l2_coef: float = 1e-4,
+    score_weight: float = 20.0,
+    board_size: int,
+) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """The full training loss and its metrics (DESIGN §7).
+
+        loss = policy CE + w · value MSE + l2_coef · ½Σw²
+
+    with w = `value_weight` for the 'sai' and 'winrate' heads and
+    w = `score_weight` for the 'score' head. For 'sai', use value_weight = 2.8
+    to match SAI's 0.7 on the ±1 scale (see the module docstring).
+
+    Args:
+        outputs: network outputs with attributes `policy_logits` [B, A],
+            `alpha` [B], `beta` [B] (read for 'sai') and `value` [B] (read for
+            'winrate': tanh value; for 'score': predicted margin / N²).
+        batch: mapping with 'policy' [B, A], 'signed_komi' [B], 'z' [B]
+            (0, ½, 1 for the mover) and 'margin' [B] (final Tromp–Taylor margin
+            for the mover, komi included). Only the keys the head needs are
+            read.
+        params: the parameter tree, for L2 (Linen 'params' collection).
+        value_head: 'sai', 'winrate' or 'score' (static).
+        value_weight: weight of the value MSE for 'sai' and 'winrate'.
+        l2_coef: L2 coefficient.
+        score_weight: weight of the value MSE for 'score'.
+        board_size: N, a Python int.
+
+    Returns:
+        (loss, metrics): the scalar loss and a dict of scalars with keys
+        'total_loss', 'policy_loss', 'value_loss' (unweighted MSE),
+        'l2_loss' (unweighted ½Σw²), 'policy_entropy' (of the predicted policy)
+        and 'policy_accuracy' (argmax of prediction equals argmax of target).
+    """
+    if value_head not in VALUE_HEADS:
+        raise ValueError(
+            f'value_head must be one of {VALUE_HEADS}, got {value_head!r}')
+    logits = outputs.policy_logits
+    target = batch['policy']
+    p_loss = policy_loss(logits, target)
+
+    if value_head == 'sai':
+        v_loss = value_loss_sai(outputs.alpha, outputs.beta,
+                                batch['signed_komi'], batch['z'])
+        weight = value_weight
+    elif value_head == 'winrate':
+        v_loss = value_loss_winrate(outputs.value, batch['z'])
+        weight = value_weight
+    else:
+        v_loss = value_loss_score(outputs.value, batch['margin'], board_size)
+        weight = score_weight
+
+    l2 = l2_loss(params)
+    loss = p_loss + weight * v_loss + l2_coef * l2
+
+    probs = jax.nn.softmax(logits, axis=-1)
+    log_probs = _masked_log_softmax(logits, probs > 0)
+    entropy = -jnp.mean(jnp.sum(probs * log_probs, axis=-1))
+    accuracy = jnp.mean(
+        (jnp.argmax(logits, axis=-1) == jnp.argmax(target, axis=-1)).astype(
+            jnp.float32))
+    metrics = {
+        'total_loss': loss,
+        'policy_loss': p_loss,
+        'value_loss': v_loss,
+        'l2_loss': l2,
+        'policy_entropy': jax.lax.stop_gradient(entropy),
+        'policy_accuracy': accuracy,
+    }
+    return loss, metrics
