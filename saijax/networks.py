@@ -1,0 +1,356 @@
+"""The SAI residual network and its baseline value heads (DESIGN.md §3).
+
+One trunk, one policy head and a choice of value head:
+
+* ``"sai"``: SAI's double value head. α is the expected board lead of the
+  player to move P, before komi, in points; β > 0 is the steepness of P's
+  win-probability sigmoid ``τ(x) = σ(β (α + x))`` (DESIGN.md §4). Input:
+  the 17 SAI planes of DESIGN.md §2.
+* ``"winrate"``: the AlphaZero / Leela Zero baseline, a tanh output trained on
+  ±1 at one fixed komi.
+* ``"score"``: the Leela Zero Score baseline, a linear output trained on the
+  final Tromp–Taylor margin divided by N².
+
+The baselines take 18 planes: the 17 SAI planes followed by a colour plane.
+The caller builds that plane (its convention belongs to the feature code);
+the module reads the channel count from its input and never hard-codes it.
+
+Layout. Every convolution uses zero ("SAME") padding and no bias, since a
+batch norm follows each one:
+
+* trunk: 3×3 conv with ``filters`` channels, BN, ReLU, then ``blocks``
+  residual blocks of conv-BN-ReLU-conv-BN, skip connection, ReLU;
+* policy head: 1×1 conv with 2 filters, BN, ReLU, dense ``N*N+1`` logits
+  (action ``row * N + col``, pass ``N * N``);
+* value head: 1×1 conv with 2 filters, BN, ReLU, then
+
+  - ``"sai"``: α sub-head dense ``alpha_units`` (384), ReLU, dense 1; β
+    sub-head dense ``beta_units`` (256), ReLU, dense 1, and
+    ``β = exp(clip(out, -20, 20)) · beta_scale``;
+  - ``"winrate"`` / ``"score"``: dense ``value_units`` (256), ReLU, dense 1,
+    then tanh (winrate) or nothing (score). The baselines keep SAI's
+    2-filter value convolution (AlphaZero used 1), so the heads differ only
+    after it.
+
+Batch norm uses momentum 0.9 (running statistics with a time constant of
+about 10 steps) rather than flax's default 0.99: zero-style training moves
+the weights a lot within a generation, and a fast average keeps the
+inference statistics in step with the current weights.
+
+Batch-norm state lives in the ``"batch_stats"`` collection. ``apply_network``
+wraps flax's mutable-collection pattern: in train mode it returns the updated
+statistics, in eval mode ``None``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import flax
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+__all__ = [
+    "NetworkOutputs",
+    "SaiNet",
+    "VALUE_HEADS",
+    "apply_network",
+    "init_network",
+    "input_planes",
+    "make_network",
+    "param_count",
+]
+
+VALUE_HEADS = ("sai", "winrate", "score")
+
+# The β sub-head's pre-exponential output is clipped to this range. exp(±20)
+# spans about [2e-9, 5e8]: times beta_scale (10/N², at least ~0.028) that is
+# far wider than any useful steepness, yet exp never overflows float32 and β
+# never reaches 0, so callers may divide by β.
+_BETA_LOG_CLIP = 20.0
+
+_BN_MOMENTUM = 0.9
+_BN_EPSILON = 1e-5
+
+_MIN_BOARD_SIZE = 2
+_MAX_BOARD_SIZE = 19
+
+
+@flax.struct.dataclass
+class NetworkOutputs:
+    """What one forward pass returns for a batch of B positions.
+
+    All fields are float32, whatever the network's compute dtype. P is the
+    player to move in each position.
+
+    * ``"sai"`` head: ``alpha`` and ``beta`` are the two sub-heads (α in
+      points, before komi; β > 0). ``value`` is all zeros: SAI's value
+      depends on komi, ``σ(β (α + k))``, so callers ignore this field.
+    * ``"winrate"`` head: ``value`` is the tanh output, P's expected outcome
+      in [−1, 1] at the komi the net was trained on; ``alpha`` = 0,
+      ``beta`` = 1.
+    * ``"score"`` head: ``value`` is the linear output, P's predicted final
+      margin (komi included) divided by N²; ``alpha = value · N²`` (that
+      margin in points, so a score lead can be reported); ``beta`` = 1.
+    """
+
+    policy_logits: jax.Array  # [B, N*N+1]
+    alpha: jax.Array  # [B]
+    beta: jax.Array  # [B]
+    value: jax.Array  # [B]
+
+
+def input_planes(value_head: str) -> int:
+    """Number of input planes a value head expects.
+
+    Args:
+      value_head: "sai", "winrate" or "score".
+
+    Returns:
+      17 for "sai" (DESIGN.md §2, no colour plane); 18 for the baselines (the
+      17 SAI planes followed by a colour plane that the caller supplies).
+
+    Raises:
+      ValueError: if ``value_head`` is not one of the three kinds.
+    """
+    if value_head not in VALUE_HEADS:
+        raise ValueError(
+            f"value_head must be one of {VALUE_HEADS}, got {value_head!r}")
+    return 17 if value_head == "sai" else 18
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _validate(board_size: Any, blocks: Any, filters: Any, value_head: Any,
+              beta_scale: Any) -> None:
+    """Raises ValueError, naming the field, for an unusable configuration."""
+    if value_head not in VALUE_HEADS:
+        raise ValueError(
+            f"value_head must be one of {VALUE_HEADS}, got {value_head!r}")
+    if (not _is_int(board_size)
+            or not _MIN_BOARD_SIZE <= board_size <= _MAX_BOARD_SIZE):
+        raise ValueError(
+            f"board_size must be an int in {_MIN_BOARD_SIZE}.."
+            f"{_MAX_BOARD_SIZE}, got {board_size!r}")
+    if not _is_int(blocks) or blocks < 0:
+        raise ValueError(f"blocks must be an int >= 0, got {blocks!r}")
+    if not _is_int(filters) or filters < 1:
+        raise ValueError(f"filters must be an int >= 1, got {filters!r}")
+    if beta_scale is not None and not (
+            isinstance(beta_scale, (int, float))
+            and math.isfinite(beta_scale) and beta_scale > 0):
+        raise ValueError(
+            f"beta_scale must be None or a finite number > 0, "
+            f"got {beta_scale!r}")
+
+
+def _batch_norm(name: str, train: bool, dtype: Any) -> nn.BatchNorm:
+    return nn.BatchNorm(use_running_average=not train, momentum=_BN_MOMENTUM,
+                        epsilon=_BN_EPSILON, dtype=dtype, name=name)
+
+
+def _conv_bn_relu(x: jax.Array, filters: int, kernel: tuple[int, int], *,
+                  conv_name: str, bn_name: str, train: bool,
+                  dtype: Any) -> jax.Array:
+    x = nn.Conv(filters, kernel, padding="SAME", use_bias=False, dtype=dtype,
+                name=conv_name)(x)
+    x = _batch_norm(bn_name, train, dtype)(x)
+    return nn.relu(x)
+
+
+class _ResidualBlock(nn.Module):
+    """conv-BN-ReLU-conv-BN, skip connection, ReLU."""
+
+    filters: int
+    dtype: Any = None
+
+    @nn.compact
+    def __call__(self, x: jax.Array, *, train: bool) -> jax.Array:
+        y = _conv_bn_relu(x, self.filters, (3, 3), conv_name="conv1",
+                          bn_name="bn1", train=train, dtype=self.dtype)
+        y = nn.Conv(self.filters, (3, 3), padding="SAME", use_bias=False,
+                    dtype=self.dtype, name="conv2")(y)
+        y = _batch_norm("bn2", train, self.dtype)(y)
+        return nn.relu(x + y)
+
+
+class SaiNet(nn.Module):
+    """SAI's residual network (DESIGN.md §3) with a selectable value head.
+
+    Attributes:
+      board_size: N, the static board size (2..19).
+      blocks: number of residual blocks (0 allowed: trunk conv only).
+      filters: channels of every trunk convolution.
+      value_head: "sai" (α/β double head), "winrate" (tanh) or "score"
+        (linear margin / N²).
+      beta_scale: β = exp(out) · beta_scale; None means 10 / N², SAI's engine
+        default.
+      alpha_units: hidden width of the α sub-head.
+      beta_units: hidden width of the β sub-head.
+      value_units: hidden width of the "winrate" / "score" heads.
+      dtype: compute dtype of the trunk and hidden layers (None: float32).
+        Parameters stay float32, and the output layers compute in float32 so
+        that α, β and the logits keep their precision under bfloat16.
+    """
+
+    board_size: int
+    blocks: int
+    filters: int
+    value_head: str = "sai"
+    beta_scale: float | None = None
+    alpha_units: int = 384
+    beta_units: int = 256
+    value_units: int = 256
+    dtype: Any = None
+
+    @property
+    def effective_beta_scale(self) -> float:
+        """The factor multiplying exp(out) in β (10 / N² when unset)."""
+        if self.beta_scale is None:
+            return 10.0 / self.board_size**2
+        return float(self.beta_scale)
+
+    @nn.compact
+    def __call__(self, x: jax.Array, *, train: bool) -> NetworkOutputs:
+        """Runs the network on a batch of input planes.
+
+        Args:
+          x: float [B, N, N, C] planes: C = 17 for "sai", 18 (SAI planes plus
+            a colour plane) for the baselines. C is read from x.
+          train: True normalises with batch statistics and updates the
+            running averages (apply with ``mutable=["batch_stats"]``); False
+            normalises with the running averages.
+
+        Returns:
+          NetworkOutputs for the batch.
+
+        Raises:
+          ValueError: on a bad configuration or if x is not [B, N, N, C].
+        """
+        _validate(self.board_size, self.blocks, self.filters,
+                  self.value_head, self.beta_scale)
+        n = self.board_size
+        if x.ndim != 4 or tuple(x.shape[1:3]) != (n, n):
+            raise ValueError(
+                f"x must have shape [B, {n}, {n}, C], got {tuple(x.shape)}")
+        batch = x.shape[0]
+        x = x.astype(self.dtype or jnp.float32)
+
+        h = _conv_bn_relu(x, self.filters, (3, 3), conv_name="input_conv",
+                          bn_name="input_bn", train=train, dtype=self.dtype)
+        for i in range(self.blocks):
+            h = _ResidualBlock(self.filters, dtype=self.dtype,
+                               name=f"block_{i}")(h, train=train)
+
+        p = _conv_bn_relu(h, 2, (1, 1), conv_name="policy_conv",
+                          bn_name="policy_bn", train=train, dtype=self.dtype)
+        # Flattened (row, col, channel)-major, the same board order as the
+        # logit index row * N + col.
+        p = p.reshape((batch, n * n * 2))
+        policy_logits = nn.Dense(n * n + 1, dtype=jnp.float32,
+                                 name="policy_dense")(p)
+
+        v = _conv_bn_relu(h, 2, (1, 1), conv_name="value_conv",
+                          bn_name="value_bn", train=train, dtype=self.dtype)
+        v = v.reshape((batch, n * n * 2))
+        zeros = jnp.zeros((batch,), jnp.float32)
+        ones = jnp.ones((batch,), jnp.float32)
+
+        if self.value_head == "sai":
+            a = nn.relu(nn.Dense(self.alpha_units, dtype=self.dtype,
+                                 name="alpha_hidden")(v))
+            alpha = nn.Dense(1, dtype=jnp.float32, name="alpha_out")(a)[:, 0]
+            b = nn.relu(nn.Dense(self.beta_units, dtype=self.dtype,
+                                 name="beta_hidden")(v))
+            log_beta = nn.Dense(1, dtype=jnp.float32, name="beta_out")(b)[:, 0]
+            # Outside the clip range the gradient is zero; a net asking for β
+            # beyond exp(±20)·scale gains nothing from the extra steepness.
+            log_beta = jnp.clip(log_beta, -_BETA_LOG_CLIP, _BETA_LOG_CLIP)
+            beta = jnp.exp(log_beta) * self.effective_beta_scale
+            return NetworkOutputs(policy_logits=policy_logits, alpha=alpha,
+                                  beta=beta, value=zeros)
+
+        u = nn.relu(nn.Dense(self.value_units, dtype=self.dtype,
+                             name="value_hidden")(v))
+        out = nn.Dense(1, dtype=jnp.float32, name="value_out")(u)[:, 0]
+        if self.value_head == "winrate":
+            return NetworkOutputs(policy_logits=policy_logits, alpha=zeros,
+                                  beta=ones, value=jnp.tanh(out))
+        return NetworkOutputs(policy_logits=policy_logits,
+                              alpha=out * (n * n), beta=ones, value=out)
+
+
+def make_network(board_size: int, *, blocks: int, filters: int,
+                 value_head: str = "sai",
+                 beta_scale: float | None = None) -> SaiNet:
+    """Builds a SaiNet after checking its configuration.
+
+    Args:
+      board_size: N, 2..19.
+      blocks: residual blocks, >= 0.
+      filters: trunk channels, >= 1.
+      value_head: "sai", "winrate" or "score".
+      beta_scale: None (10 / N²) or a finite number > 0.
+
+    Returns:
+      The flax module (stateless; see ``init_network`` for its variables).
+
+    Raises:
+      ValueError: naming the offending field, or the bad value_head.
+    """
+    _validate(board_size, blocks, filters, value_head, beta_scale)
+    return SaiNet(board_size=board_size, blocks=blocks, filters=filters,
+                  value_head=value_head, beta_scale=beta_scale)
+
+
+def init_network(net: SaiNet, key: jax.Array,
+                 batch_size: int = 1) -> dict[str, Any]:
+    """Initialises a network's variables.
+
+    Args:
+      net: the module.
+      key: PRNG key, consumed.
+      batch_size: batch of the all-zero example input [batch_size, N, N, C],
+        with C = ``input_planes(net.value_head)``. It does not change the
+        variables' shapes.
+
+    Returns:
+      ``{"params": ..., "batch_stats": ...}``, with batch-norm running means
+      0 and variances 1.
+    """
+    n = net.board_size
+    example = jnp.zeros((batch_size, n, n, input_planes(net.value_head)),
+                        jnp.float32)
+    variables = net.init(key, example, train=False)
+    return {"params": variables["params"],
+            "batch_stats": variables["batch_stats"]}
+
+
+def param_count(params: Any) -> int:
+    """Total number of scalars in a parameter pytree."""
+    return int(sum(leaf.size for leaf in jax.tree_util.tree_leaves(params)))
+
+
+def apply_network(net: SaiNet, variables: dict[str, Any], x: jax.Array, *,
+                  train: bool = False) -> tuple[NetworkOutputs, Any | None]:
+    """Runs a network, handling the batch-norm collection.
+
+    Args:
+      net: the module.
+      variables: ``{"params": ..., "batch_stats": ...}``.
+      x: float [B, N, N, C] input planes.
+      train: normalise with batch statistics and update the running averages.
+
+    Returns:
+      ``(outputs, new_batch_stats)`` in train mode; ``(outputs, None)`` in
+      eval mode, which reads the running averages without changing them.
+    """
+    if train:
+        outputs, updates = net.apply(variables, x, train=True,
+                                     mutable=["batch_stats"])
+        return outputs, updates["batch_stats"]
+    return net.apply(variables, x, train=False), None
