@@ -331,7 +331,7 @@ def handicap_points(rules: GoRules, handicap: int) -> list[int]:
     max_h = 0 if n < 7 else (4 if (n % 2 == 0 or n == 7) else 9)
     if handicap < 2 or handicap > max_h:
         raise ValueError(f"handicap={handicap} is not available on {n}x{n} (allowed: 2..{max_h})")
-    e = 2 if n < 13 else 3  # 0-based edge distance: 3rd line below 13x13, 4th above
+    e = 2 if n <= 11 else 3  # 0-based edge distance: 3rd line up to 11x11, 4th above (as GNU Go)
     lo, hi, mid = e, n - 1 - e, n // 2
 
     def pt(col, row_from_bottom):

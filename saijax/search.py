@@ -1,0 +1,604 @@
+"""Batched MCTS with SAI's λ/μ agents, on top of mctx (DESIGN.md §4, §5).
+
+The search is an ordinary mctx search whose embedding is the Go state plus
+the node's (α, β). What makes it SAI's is the value given to every node:
+
+* At the root, the evaluator's (α_s, β_s) and the real signed komi k_s give
+  the bonus interval [x_μ, x_λ] (``sigmoid.agent_interval``; the variable
+  agent falls back to (0, 0) when τ_s(k_s) < threshold).
+* Every node r of the tree is valued by ν_r(s), the root player's win
+  probability under r's sigmoid averaged over that same interval, then
+  turned into mctx's [-1, 1] value from r's player's view
+  (``sigmoid.leaf_value``). Anchoring at the root keeps backed-up values
+  comparable.
+* Terminal nodes (two passes, move cap) use α = their Tromp–Taylor margin for
+  the player to move, without komi, and β = ``beta_terminal``.
+* With ``value_mode='score'`` (the LZS baseline) the value is the predicted
+  final margin, komi included, over N², clipped to [-1, 1].
+
+Evaluators are any ``(params, states) -> (policy_logits [B, A], alpha [B],
+beta [B])`` over a batch of :class:`saijax.go.GoState`. Baseline heads plug
+in through :func:`make_network_evaluator`, which converts their outputs into
+(α, β) form.
+
+Illegal moves get prior logit ``finfo.min`` at every node; if PUCT still
+selects one inside the tree (possible when every legal child looks bad), the
+transition is a terminal loss for the mover, so it is never preferred.
+
+Memory: the tree stores, per node, the embedding (the ``GoState`` plus α, β)
+and mctx's per-child arrays. With P = N², A = P + 1 and H = 2P + 1 hash
+slots, the GoState is about 16·P + 8·H + 16 bytes, i.e. 11.6 kB on 19×19, and
+mctx's six [A] child arrays take 24·A = 8.7 kB: about 20 kB per node. A
+19×19 search with 800 simulations at batch 256 therefore stores about
+205k nodes × 20 kB ≈ 4.2 GB, which fits comfortably in a 40 GB accelerator.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Callable
+
+import chex
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+from flax import struct
+
+from saijax import go
+from saijax import networks
+from saijax import sigmoid
+
+__all__ = [
+    "SearchConfig",
+    "AgentParams",
+    "SearchOutput",
+    "Evaluator",
+    "make_network_evaluator",
+    "network_inputs",
+    "run_search",
+    "make_search_fn",
+    "Agent",
+]
+
+Evaluator = Callable[[Any, go.GoState], tuple[chex.Array, chex.Array, chex.Array]]
+_ALGORITHMS = ("gumbel", "puct")
+_VALUE_MODES = ("sigmoid", "score")
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchConfig:
+    """Static search settings (hashable, so usable as a jit static argument).
+
+    Attributes:
+      algorithm: "gumbel" (``mctx.gumbel_muzero_policy``) or "puct"
+        (``mctx.muzero_policy``).
+      num_simulations: simulations per search.
+      max_num_considered_actions: Gumbel root width.
+      gumbel_scale: Gumbel noise scale (0 = deterministic Gumbel search).
+      c_puct: PUCT exploration constant (mctx ``pb_c_init``; ``pb_c_base`` is
+        set so large that it stays constant, as in SAI/Leela Zero).
+      dirichlet_alpha: root noise concentration; 0 means 0.03·361/N².
+      dirichlet_fraction: root noise weight for PUCT (0 disables noise).
+      temperature: PUCT action choice ∝ visits^(1/T); 0 = most visited.
+      fpu_reduction: PUCT first-play urgency, Leela Zero style: an unvisited
+        child is valued at the parent's win rate minus
+        fpu_reduction·sqrt(prior mass of the visited children).
+      lambda_, mu, threshold: default agent (1 ≥ λ ≥ μ ≥ 0); can be overridden
+        per call with :class:`AgentParams` without recompiling.
+      beta_terminal: β used for terminal positions.
+      value_mode: "sigmoid" (SAI, and the winrate baseline) or "score" (LZS).
+      pv_length: length of the principal variation returned.
+    """
+
+    algorithm: str = "gumbel"
+    num_simulations: int = 32
+    max_num_considered_actions: int = 16
+    gumbel_scale: float = 1.0
+    c_puct: float = 0.8
+    dirichlet_alpha: float = 0.0
+    dirichlet_fraction: float = 0.0
+    temperature: float = 0.0
+    fpu_reduction: float = 0.25
+    lambda_: float = 0.0
+    mu: float = 0.0
+    threshold: float = 0.0
+    beta_terminal: float = 10.0
+    value_mode: str = "sigmoid"
+    pv_length: int = 16
+
+    def __post_init__(self):
+        if self.algorithm not in _ALGORITHMS:
+            raise ValueError(f"search.algorithm must be one of {_ALGORITHMS}, got {self.algorithm!r}")
+        if self.value_mode not in _VALUE_MODES:
+            raise ValueError(f"search.value_mode must be one of {_VALUE_MODES}, got {self.value_mode!r}")
+        if int(self.num_simulations) < 1:
+            raise ValueError(f"search.num_simulations must be >= 1, got {self.num_simulations}")
+        if not 0.0 <= self.mu <= self.lambda_ <= 1.0:
+            raise ValueError(
+                f"need 1 >= search.lambda_ >= search.mu >= 0, got lambda_={self.lambda_}, mu={self.mu}"
+            )
+        if self.beta_terminal <= 0:
+            raise ValueError(f"search.beta_terminal must be > 0, got {self.beta_terminal}")
+
+    @classmethod
+    def from_config(cls, config) -> "SearchConfig":
+        """Builds from a mapping (e.g. the ``search`` ConfigDict), ignoring unknown keys."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        items = dict(config.items()) if hasattr(config, "items") else dict(config)
+        return cls(**{k: v for k, v in items.items() if k in names})
+
+
+@struct.dataclass
+class AgentParams:
+    """The λ/μ agent as traced values, so changing it does not recompile."""
+
+    lambda_: chex.Array  # [] or [B]
+    mu: chex.Array  # [] or [B]
+    threshold: chex.Array  # [] or [B]
+
+
+@struct.dataclass
+class _Embedding:
+    state: go.GoState  # [B, ...]
+    alpha: chex.Array  # [B] the node's α (TT margin at terminal nodes)
+    beta: chex.Array  # [B]
+
+
+@struct.dataclass
+class _RootInfo:
+    x_lambda: chex.Array  # [B]
+    x_mu: chex.Array  # [B]
+    player: chex.Array  # [B] int8, the root's player to move
+    komi: chex.Array  # [B], black's komi
+
+
+@struct.dataclass
+class SearchOutput:
+    """Per-game search results (B games, A = N*N + 1 actions, values in [0, 1]).
+
+    "Agent value" is the root player's λ/μ-averaged win probability ν
+    (DESIGN §4); with λ = μ = 0 it is the plain win probability.
+    """
+
+    action: chex.Array  # [B] int32, the move chosen by the search
+    visit_counts: chex.Array  # [B, A] int32, root child visits
+    policy: chex.Array  # [B, A] float32, improved policy (the policy target)
+    root_alpha: chex.Array  # [B] α of the root evaluation (lead before komi)
+    root_beta: chex.Array  # [B] β of the root evaluation
+    root_winrate: chex.Array  # [B] τ_s(k_s): root win probability at the real komi
+    root_value: chex.Array  # [B] backed-up agent value of the root
+    x_lambda: chex.Array  # [B] the agent interval used (bonus for the root player)
+    x_mu: chex.Array  # [B]
+    child_visits: chex.Array  # [B, A] int32 (same as visit_counts)
+    child_q: chex.Array  # [B, A] agent value of each child for the root player; nan if unvisited
+    child_prior: chex.Array  # [B, A] prior probability (illegal = 0)
+    child_score_lead: chex.Array  # [B, A] root player's α + k from the child's evaluation; nan if unvisited
+    pv: chex.Array  # [B, pv_length] int32, most-visited line; -1 pads
+    score_estimate: chex.Array  # [B] median root-player margin (α + k) over visited nodes
+
+
+# ---------------------------------------------------------------------------
+# Evaluators.
+
+
+def network_inputs(rules: go.GoRules, states: go.GoState, value_head: str = "sai"):
+    """float32[B, N, N, C]: the network's input planes for a batch of states.
+
+    SAI gets the 17 planes of DESIGN §2. The baselines (``winrate``, ``score``)
+    get an 18th colour plane: all ones when Black is to move, zeros for White.
+    """
+    x = jax.vmap(lambda s: go.features(rules, s))(states)
+    if value_head == "sai":
+        return x
+    colour = (states.to_play == 1).astype(jnp.float32)[:, None, None, None]
+    return jnp.concatenate([x, jnp.broadcast_to(colour, x.shape[:3] + (1,))], axis=-1)
+
+
+def make_network_evaluator(net: networks.SaiNet, rules: go.GoRules) -> Evaluator:
+    """Wraps a network (eval mode) as an evaluator over ``{"params", "batch_stats"}``.
+
+    Baseline heads are expressed as (α, β): for ``winrate``, β = 1 and
+    α = logit(p) − k_s, so τ(k_s) is the net's win probability p; for
+    ``score``, β = 1 and α = predicted margin − k_s, so α + k_s is the net's
+    predicted final margin.
+    """
+    head = net.value_head
+
+    def evaluate(variables, states):
+        x = network_inputs(rules, states, head)
+        out = net.apply(variables, x, train=False)
+        if head == "sai":
+            return out.policy_logits, out.alpha, out.beta
+        k = sigmoid.signed_komi(states.komi, states.to_play.astype(jnp.float32))
+        if head == "winrate":
+            p = jnp.clip((out.value + 1.0) / 2.0, 1e-6, 1.0 - 1e-6)
+            return out.policy_logits, jnp.log(p) - jnp.log1p(-p) - k, jnp.ones_like(p)
+        return out.policy_logits, out.alpha - k, jnp.ones_like(out.alpha)
+
+    return evaluate
+
+
+# ---------------------------------------------------------------------------
+# The search.
+
+
+def _node_value(config: SearchConfig, rules: go.GoRules, alpha, beta, states, root: _RootInfo):
+    """mctx value in [-1, 1] of each node, from its player-to-move's view."""
+    if config.value_mode == "score":
+        k = sigmoid.signed_komi(states.komi, states.to_play.astype(jnp.float32))
+        return jnp.clip((alpha + k) / rules.num_points, -1.0, 1.0)
+    same = states.to_play == root.player
+    return sigmoid.leaf_value(alpha, beta, same, root.x_lambda, root.x_mu)
+
+
+def _terminal_margin(rules: go.GoRules, states):
+    """Tromp–Taylor margin for the player to move, without komi."""
+    score = jax.vmap(lambda s: go.area_score(rules, s))(states)
+    return score * states.to_play.astype(jnp.float32)
+
+
+def _masked_logits(logits, legal):
+    return jnp.where(legal, logits, jnp.finfo(logits.dtype).min)
+
+
+def _make_recurrent_fn(evaluator: Evaluator, rules: go.GoRules, config: SearchConfig):
+    vstep = jax.vmap(lambda s, a: go.step(rules, s, a))
+
+    def recurrent_fn(params, rng_key, action, embedding: _Embedding):
+        del rng_key
+        net_params, root = params
+        states = embedding.state
+        was_legal = jnp.take_along_axis(states.legal, action[:, None], axis=1)[:, 0]
+        nxt = vstep(states, action)
+        logits, alpha, beta = evaluator(net_params, nxt)
+        term = nxt.terminated
+        alpha = jnp.where(term, _terminal_margin(rules, nxt), alpha)
+        beta = jnp.where(term, config.beta_terminal, beta)
+        value = _node_value(config, rules, alpha, beta, nxt, root)
+        reward = jnp.where(term, -value, 0.0)
+        discount = jnp.where(term, 0.0, -1.0)
+        # An illegal move (only PUCT can pick one in-tree) loses for the mover.
+        reward = jnp.where(was_legal, reward, -1.0)
+        discount = jnp.where(was_legal, discount, 0.0)
+        value = jnp.where(discount == 0.0, 0.0, value)
+        out = mctx.RecurrentFnOutput(
+            reward=reward.astype(jnp.float32),
+            discount=discount.astype(jnp.float32),
+            prior_logits=_masked_logits(logits.astype(jnp.float32), nxt.legal),
+            value=value.astype(jnp.float32),
+        )
+        return out, _Embedding(nxt, alpha.astype(jnp.float32), beta.astype(jnp.float32))
+
+    return recurrent_fn
+
+
+def _qtransform_fpu(tree: mctx.Tree, node_index, *, fpu_reduction: float):
+    """PUCT values on Leela Zero's [0, 1] scale with FPU reduction.
+
+    mctx's default (min-max normalisation, unvisited = minimum) makes PUCT
+    greedy on the first child that beats its parent when the prior is flat;
+    SAI/Leela Zero instead value unvisited children a little below the parent.
+    """
+    q = tree.qvalues(node_index)
+    visits = tree.children_visits[node_index]
+    prior = jax.nn.softmax(tree.children_prior_logits[node_index])
+    visited_mass = jnp.sum(jnp.where(visits > 0, prior, 0.0))
+    parent = (tree.node_values[node_index] + 1.0) / 2.0
+    fpu = parent - fpu_reduction * jnp.sqrt(visited_mass)
+    return jnp.where(visits > 0, (q + 1.0) / 2.0, fpu)
+
+
+def _principal_variation(tree: mctx.Tree, length: int):
+    batch = tree.node_visits.shape[0]
+    rows = jnp.arange(batch)
+
+    def body(i, carry):
+        node, alive, pv = carry
+        visits = tree.children_visits[rows, node]  # [B, A]
+        action = jnp.argmax(visits, axis=-1).astype(jnp.int32)
+        alive = alive & (visits[rows, action] > 0)
+        pv = pv.at[:, i].set(jnp.where(alive, action, -1))
+        child = tree.children_index[rows, node, action]
+        node = jnp.where(alive, child, node)
+        return node, alive, pv
+
+    init = (jnp.zeros(batch, jnp.int32), jnp.ones(batch, bool), jnp.full((batch, length), -1, jnp.int32))
+    return jax.lax.fori_loop(0, length, body, init)[2]
+
+
+def run_search(
+    evaluator: Evaluator,
+    params,
+    key: chex.PRNGKey,
+    states: go.GoState,
+    *,
+    rules: go.GoRules,
+    config: SearchConfig,
+    agent: AgentParams | None = None,
+    return_tree: bool = False,
+):
+    """Searches a batch of positions, each with its own komi and player to move.
+
+    Each game is searched with its own PRNG key (the batch is a ``vmap`` of
+    single-game mctx searches), so a game's result does not depend on what
+    else is in the batch: searching game i alone with ``keys[i]`` gives the
+    same result. Jittable with ``rules``, ``config`` and ``evaluator`` static
+    (see :func:`make_search_fn`).
+
+    Args:
+      evaluator: ``(params, states) -> (policy_logits, alpha, beta)``.
+      params: evaluator parameters (e.g. ``{"params", "batch_stats"}``).
+      key: one PRNG key (split into B per-game keys) or B keys [B, 2];
+        consumed (Gumbel noise, Dirichlet noise, PUCT sampling, tie breaks).
+      states: batched ``GoState`` [B, ...].
+      rules: the static rules (board size).
+      config: static search settings.
+      agent: optional traced (λ, μ, threshold), scalars or [B]; defaults to
+        the config's.
+      return_tree: also return the mctx tree (for analysis tools).
+
+    Returns:
+      :class:`SearchOutput`, or ``(SearchOutput, mctx.Tree)``, batched [B].
+    """
+    batch = states.board.shape[0]
+    keys = jax.random.split(key, batch) if key.ndim == 1 else key
+    if agent is None:
+        agent = AgentParams(jnp.float32(config.lambda_), jnp.float32(config.mu), jnp.float32(config.threshold))
+    agent = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(jnp.asarray(x, jnp.float32), (batch,)), agent)
+
+    def one(k, state, ag):
+        single = jax.tree_util.tree_map(lambda x: x[None], (state, ag))
+        res = _search_batch(
+            evaluator, params, k, single[0], rules=rules, config=config, agent=single[1], return_tree=return_tree
+        )
+        return jax.tree_util.tree_map(lambda x: x[0], res)
+
+    return jax.vmap(one)(keys, states, agent)
+
+
+def _search_batch(
+    evaluator: Evaluator,
+    params,
+    key: chex.PRNGKey,
+    states: go.GoState,
+    *,
+    rules: go.GoRules,
+    config: SearchConfig,
+    agent: AgentParams | None = None,
+    return_tree: bool = False,
+):
+    """mctx search over a batch sharing one key (see :func:`run_search`)."""
+    batch = states.board.shape[0]
+    if agent is None:
+        agent = AgentParams(jnp.float32(config.lambda_), jnp.float32(config.mu), jnp.float32(config.threshold))
+    lam = jnp.broadcast_to(jnp.asarray(agent.lambda_, jnp.float32), (batch,))
+    mu = jnp.broadcast_to(jnp.asarray(agent.mu, jnp.float32), (batch,))
+    threshold = jnp.broadcast_to(jnp.asarray(agent.threshold, jnp.float32), (batch,))
+
+    logits, alpha, beta = evaluator(params, states)
+    alpha = alpha.astype(jnp.float32)
+    beta = beta.astype(jnp.float32)
+    k_root = sigmoid.signed_komi(states.komi, states.to_play.astype(jnp.float32))
+    x_lambda, x_mu = sigmoid.agent_interval(alpha, beta, k_root, lam, mu, threshold)
+    root_info = _RootInfo(x_lambda=x_lambda, x_mu=x_mu, player=states.to_play, komi=states.komi)
+    # A finished root (a lockstep slot waiting to be refilled) only "passes".
+    legal = jnp.where(
+        states.terminated[:, None], jnp.arange(states.legal.shape[1]) == rules.pass_action, states.legal
+    )
+    root_value = _node_value(config, rules, alpha, beta, states, root_info)
+    root = mctx.RootFnOutput(
+        prior_logits=_masked_logits(logits.astype(jnp.float32), legal),
+        value=root_value,
+        embedding=_Embedding(states, alpha, beta),
+    )
+    recurrent_fn = _make_recurrent_fn(evaluator, rules, config)
+    search_params = (params, root_info)
+    if config.algorithm == "gumbel":
+        out = mctx.gumbel_muzero_policy(
+            search_params,
+            key,
+            root,
+            recurrent_fn,
+            num_simulations=config.num_simulations,
+            invalid_actions=~legal,
+            max_num_considered_actions=config.max_num_considered_actions,
+            gumbel_scale=config.gumbel_scale,
+        )
+    else:
+        dirichlet_alpha = config.dirichlet_alpha or 0.03 * 361 / rules.num_points
+        out = mctx.muzero_policy(
+            search_params,
+            key,
+            root,
+            recurrent_fn,
+            num_simulations=config.num_simulations,
+            invalid_actions=~legal,
+            dirichlet_fraction=config.dirichlet_fraction,
+            dirichlet_alpha=dirichlet_alpha,
+            pb_c_init=config.c_puct,
+            pb_c_base=1e12,
+            temperature=config.temperature,
+            qtransform=functools.partial(_qtransform_fpu, fpu_reduction=config.fpu_reduction),
+        )
+    tree = out.search_tree
+    result = _summarise(rules, config, tree, out, legal, logits, alpha, beta, k_root, root_info)
+    if return_tree:
+        return result, tree
+    return result
+
+
+def _summarise(rules, config, tree, out, legal, logits, alpha, beta, k_root, root_info):
+    root_idx = mctx.Tree.ROOT_INDEX
+    visits = tree.children_visits[:, root_idx].astype(jnp.int32)  # [B, A]
+    visited = visits > 0
+    # Children's Q from the root player's view, mapped from [-1, 1] to [0, 1].
+    q = tree.qvalues(jnp.full(visits.shape[0], root_idx))
+    if config.value_mode == "score":
+        child_q = jnp.where(visited, q, jnp.nan)
+        root_value = tree.node_values[:, root_idx]
+    else:
+        child_q = jnp.where(visited, (q + 1.0) / 2.0, jnp.nan)
+        root_value = (tree.node_values[:, root_idx] + 1.0) / 2.0
+
+    # Per-node margin for the root player, komi included.
+    node_states = tree.embeddings.state
+    node_alpha = tree.embeddings.alpha  # [B, nodes]
+    node_player = node_states.to_play.astype(jnp.float32)
+    node_k = sigmoid.signed_komi(node_states.komi, node_player)
+    same = node_states.to_play == root_info.player[:, None]
+    margin = jnp.where(same, node_alpha + node_k, -(node_alpha + node_k))
+    score_estimate = jnp.nanmedian(jnp.where(tree.node_visits > 0, margin, jnp.nan), axis=1)
+
+    child_idx = tree.children_index[:, root_idx]  # [B, A], -1 unvisited
+    child_margin = jnp.take_along_axis(margin, jnp.maximum(child_idx, 0), axis=1)
+    child_score = jnp.where(child_idx >= 0, child_margin, jnp.nan)
+
+    prior = jax.nn.softmax(_masked_logits(logits.astype(jnp.float32), legal), axis=-1)
+    prior = jnp.where(legal, prior, 0.0)
+    return SearchOutput(
+        action=out.action.astype(jnp.int32),
+        visit_counts=visits,
+        policy=out.action_weights.astype(jnp.float32),
+        root_alpha=alpha,
+        root_beta=beta,
+        root_winrate=sigmoid.winrate(alpha, beta, k_root),
+        root_value=root_value,
+        x_lambda=root_info.x_lambda,
+        x_mu=root_info.x_mu,
+        child_visits=visits,
+        child_q=child_q,
+        child_prior=prior,
+        child_score_lead=child_score,
+        pv=_principal_variation(tree, config.pv_length),
+        score_estimate=score_estimate,
+    )
+
+
+def make_search_fn(evaluator: Evaluator, rules: go.GoRules, config: SearchConfig, *, return_tree: bool = False):
+    """A jitted ``search(params, key, states, agent=None) -> SearchOutput``."""
+
+    def search(params, key, states, agent=None):
+        return run_search(
+            evaluator, params, key, states, rules=rules, config=config, agent=agent, return_tree=return_tree
+        )
+
+    return jax.jit(search)
+
+
+# ---------------------------------------------------------------------------
+# A stateful wrapper for notebooks and the GTP engine.
+
+
+class Agent:
+    """Holds an evaluator, its params, a search config and a PRNG key.
+
+    ``genmove`` and ``analyze`` work on one unbatched ``GoState``. Jitted search
+    functions are cached per simulation count, and λ, μ and the threshold are
+    traced, so ``set_agent`` never recompiles.
+    """
+
+    def __init__(self, rules: go.GoRules, evaluator: Evaluator, params, config: SearchConfig, *, seed: int = 0):
+        self.rules = rules
+        self.evaluator = evaluator
+        self.params = params
+        self.config = config
+        self.key = jax.random.PRNGKey(seed)
+        self._agent = (config.lambda_, config.mu, config.threshold)
+        self._fns: dict[int, Callable] = {}
+
+    @property
+    def agent(self) -> tuple[float, float, float]:
+        """(λ, μ, threshold) currently in use."""
+        return self._agent
+
+    def set_agent(self, lambda_: float | None = None, mu: float | None = None, threshold: float | None = None):
+        """Changes the λ/μ agent; missing values keep their current setting."""
+        lam, m, t = self._agent
+        lam = lam if lambda_ is None else float(lambda_)
+        m = m if mu is None else float(mu)
+        t = t if threshold is None else float(threshold)
+        if not 0.0 <= m <= lam <= 1.0:
+            raise ValueError(f"need 1 >= lambda >= mu >= 0, got lambda={lam}, mu={m}")
+        if not 0.0 <= t <= 1.0:
+            raise ValueError(f"threshold must be in [0, 1], got {t}")
+        self._agent = (lam, m, t)
+
+    def _search_fn(self, visits: int):
+        visits = int(visits)
+        if visits not in self._fns:
+            cfg = dataclasses.replace(self.config, num_simulations=visits)
+            self._fns[visits] = make_search_fn(self.evaluator, self.rules, cfg, return_tree=True)
+        return self._fns[visits]
+
+    def search(self, state: go.GoState, visits: int | None = None):
+        """Runs one search; returns (SearchOutput for batch 1, tree on host)."""
+        self.key, sub = jax.random.split(self.key)
+        batched = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[None], state)
+        lam, mu, t = self._agent
+        agent = AgentParams(jnp.float32(lam), jnp.float32(mu), jnp.float32(t))
+        out, tree = self._search_fn(visits or self.config.num_simulations)(self.params, sub, batched, agent)
+        return out, tree
+
+    def genmove(self, state: go.GoState, visits: int | None = None) -> tuple[int, dict]:
+        """Chooses a move. Returns (action, summary dict of the root)."""
+        if bool(state.terminated):
+            raise ValueError("the game has ended; no move to generate")
+        out, _ = self.search(state, visits)
+        out = jax.device_get(out)
+        action = int(out.action[0])
+        return action, {
+            "alpha": float(out.root_alpha[0]),
+            "beta": float(out.root_beta[0]),
+            "winrate": float(out.root_winrate[0]),
+            "value": float(out.root_value[0]),
+            "best_value": float(np.nanmax(out.child_q[0])) if np.isfinite(out.child_q[0]).any() else float(out.root_value[0]),
+            "score_estimate": float(out.score_estimate[0]),
+            "visits": int(out.visit_counts[0].sum()),
+        }
+
+    def analyze(self, state: go.GoState, visits: int | None = None, *, max_moves: int = 20) -> list[dict]:
+        """Per-move statistics for the visited root children, most visited first.
+
+        Each entry: ``move`` (action), ``vertex`` (GTP), ``visits``, ``winrate``
+        (agent value for the player to move, in [0, 1]), ``prior``,
+        ``score_lead`` (α + k for the player to move), ``pv`` (actions,
+        starting with the move), ``order``.
+        """
+        if bool(state.terminated):
+            return []
+        out, tree = self.search(state, visits)
+        out = jax.device_get(out)
+        tree = jax.device_get(
+            (tree.children_visits[0], tree.children_index[0])
+        )
+        child_visits, child_index = (np.asarray(t) for t in tree)
+        visits_root = np.asarray(out.child_visits[0])
+        order = np.argsort(-visits_root, kind="stable")
+        moves = []
+        for rank, a in enumerate(order[:max_moves]):
+            if visits_root[a] <= 0:
+                break
+            pv = [int(a)]
+            node = int(child_index[0, a])
+            while node >= 0 and len(pv) < 32:
+                cv = child_visits[node]
+                b = int(np.argmax(cv))
+                if cv[b] <= 0:
+                    break
+                pv.append(b)
+                node = int(child_index[node, b])
+            moves.append(
+                {
+                    "move": int(a),
+                    "vertex": go.to_gtp(self.rules, int(a)),
+                    "visits": int(visits_root[a]),
+                    "winrate": float(out.child_q[0, a]),
+                    "prior": float(out.child_prior[0, a]),
+                    "score_lead": float(out.child_score_lead[0, a]),
+                    "pv": pv,
+                    "order": rank,
+                }
+            )
+        return moves

@@ -1,0 +1,287 @@
+"""Search tests with an oracle evaluator and a tiny network."""
+
+import dataclasses
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from saijax import go
+from saijax import networks
+from saijax import search
+from saijax import sigmoid
+
+R5 = go.GoRules(5)
+R7 = go.GoRules(7)
+ORACLE_BETA = 2.0
+
+
+def oracle_evaluator(rules):
+    """Uniform prior; α = Tromp–Taylor area margin for the player to move."""
+
+    def evaluate(params, states):
+        del params
+        score = jax.vmap(lambda s: go.area_score(rules, s))(states)
+        alpha = score * states.to_play.astype(jnp.float32)
+        logits = jnp.zeros(states.legal.shape, jnp.float32)
+        return logits, alpha, jnp.full_like(alpha, ORACLE_BETA)
+
+    return evaluate
+
+
+def position(rules, diagram, komi=0.0, to_play=1):
+    rows = [r.replace(" ", "") for r in diagram.strip().splitlines()]
+    flat = "".join(rows)
+    black = [i for i, ch in enumerate(flat) if ch == "X"]
+    white = [i for i, ch in enumerate(flat) if ch == "O"]
+    return go.setup(rules, komi, black=black, white=white, to_play=to_play)
+
+
+def batch(*states):
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *states)
+
+
+_FNS = {}
+
+
+def search_fn(rules, **overrides):
+    cfg = search.SearchConfig(**overrides)
+    key = (rules, cfg)
+    if key not in _FNS:
+        _FNS[key] = search.make_search_fn(oracle_evaluator(rules), rules, cfg)
+    return _FNS[key]
+
+
+def agent(lam=0.0, mu=0.0, threshold=0.0):
+    return search.AgentParams(jnp.float32(lam), jnp.float32(mu), jnp.float32(threshold))
+
+
+WIDE = dict(algorithm="gumbel", num_simulations=64, max_num_considered_actions=50, gumbel_scale=0.0)
+DEEP = dict(algorithm="puct", num_simulations=400, c_puct=1.5, dirichlet_fraction=0.0, temperature=0.0)
+
+
+def pt(rules, r, c):
+    return r * rules.size + c
+
+
+def test_captures_large_group_in_atari():
+    s = position(R7, """
+        . . . . . . .
+        . . . . . . .
+        . X X X X X .
+        X O O O O O .
+        . X X X X X .
+        . . . . . . .
+        . . . . . . .""", komi=7.5)
+    for cfg in (WIDE, DEEP):
+        out = search_fn(R7, **cfg)(None, jax.random.PRNGKey(0), batch(s))
+        assert int(out.action[0]) == pt(R7, 3, 6), cfg["algorithm"]
+
+
+ESCAPE = """
+    . . . . .
+    . O O . .
+    O X X O .
+    . O . X X
+    . . . X ."""
+
+
+def test_escapes_own_group_from_atari():
+    # Black is behind on the board whatever it does, so the uniform-prior
+    # oracle needs a deeper search than for captures to tell the lines apart.
+    s = position(R5, ESCAPE, komi=0.5)
+    out = search_fn(R5, **dict(DEEP, num_simulations=1600))(None, jax.random.PRNGKey(0), batch(s))
+    assert int(out.action[0]) == pt(R5, 3, 2)
+    q = np.asarray(out.child_q[0])
+    assert q[pt(R5, 3, 2)] == np.nanmax(q)
+
+
+FINISHED = """
+    . X O O .
+    X X O O O
+    . X O O .
+    X X O O O
+    X X O O O"""
+
+
+def test_pass_wins_a_finished_game():
+    # Black 10, White 15, komi -5.5: Black wins by 0.5 if the game ends now.
+    # Filling an own eye lets White capture everything.
+    s = position(R5, FINISHED, komi=-5.5, to_play=-1)
+    s = go.play(R5, s, "pass")
+    out = search_fn(R5, **DEEP)(None, jax.random.PRNGKey(0), batch(s))
+    assert int(out.action[0]) == R5.pass_action
+    assert float(out.child_q[0, R5.pass_action]) > 0.9
+
+
+def test_never_suicide_or_superko():
+    ko = position(R5, """
+        . X O . .
+        X O . O .
+        . X O . .
+        . . . . .
+        . . . . .""")
+    s = go.play(R5, ko, pt(R5, 1, 2))  # Black takes; White's retake is banned
+    banned = pt(R5, 1, 1)
+    suicide = position(R5, """
+        . X . . .
+        X . . . .
+        . . . . .
+        . . . . .
+        . . . . .""", to_play=-1)
+    states = batch(*([s] * 4 + [suicide] * 4))
+    for cfg in (WIDE, DEEP):
+        fn = search_fn(R5, **cfg)
+        for seed in range(3):
+            out = fn(None, jax.random.PRNGKey(seed), states)
+            actions = np.asarray(out.action)
+            legal = np.asarray(states.legal)
+            assert legal[np.arange(8), actions].all()
+            assert (actions[:4] != banned).all() and (actions[4:] != 0).all()
+            assert (np.asarray(out.visit_counts)[:4, banned] == 0).all()
+            assert (np.asarray(out.policy)[~legal] < 1e-6).all()
+
+
+TWO_CAPTURES = """
+    X X X . X
+    X O O O X
+    X X X X X
+    X . X O .
+    X X X X X"""
+
+
+def test_lambda_prefers_the_larger_margin():
+    # Both captures win easily; D5 takes three stones, E2 takes one.
+    s = position(R5, TWO_CAPTURES, komi=0.5)
+    three, one = pt(R5, 0, 3), pt(R5, 3, 4)
+    fn = search_fn(R5, **WIDE)
+    plain = fn(None, jax.random.PRNGKey(0), batch(s), agent(0.0, 0.0))
+    q = np.asarray(plain.child_q[0])
+    assert q[three] > 0.99 and q[one] > 0.99  # both "winning" at λ = μ = 0
+    greedy = fn(None, jax.random.PRNGKey(0), batch(s), agent(1.0, 0.0))
+    assert int(greedy.action[0]) == three
+    q1 = np.asarray(greedy.child_q[0])
+    assert q1[three] > q1[one]
+
+
+def test_variable_agent_below_threshold_acts_as_plain():
+    s = position(R5, ESCAPE, komi=1.5)
+    fn = search_fn(R5, **WIDE)
+    base = fn(None, jax.random.PRNGKey(3), batch(s), agent(0.0, 0.0))
+    assert float(base.root_winrate[0]) < 0.7
+    var = fn(None, jax.random.PRNGKey(3), batch(s), agent(0.8, 0.3, 0.7))
+    k = float(sigmoid.signed_komi(1.5, 1.0))
+    assert float(var.x_lambda[0]) == pytest.approx(k) and float(var.x_mu[0]) == pytest.approx(k)
+    np.testing.assert_allclose(np.asarray(var.child_q), np.asarray(base.child_q), rtol=1e-6)
+    assert int(var.action[0]) == int(base.action[0])
+    above = fn(None, jax.random.PRNGKey(3), batch(s), agent(0.8, 0.3, 0.0))
+    assert float(above.x_lambda[0]) != pytest.approx(k)
+
+
+def test_perspective_of_a_leaf():
+    s = position(R5, ESCAPE, komi=2.5)
+    st = batch(s)
+    ev = oracle_evaluator(R5)
+    _, alpha, beta = ev(None, st)
+    cfg = search.SearchConfig()
+    for player in (1, -1):
+        k = sigmoid.signed_komi(st.komi, jnp.float32(player))
+        root = search._RootInfo(x_lambda=k, x_mu=k, player=jnp.array([player], jnp.int8), komi=st.komi)
+        v = search._node_value(cfg, R5, alpha, beta, st, root)
+        # Value from the leaf's player's view is the same whoever is the root,
+        # so the two colours' views are negatives of each other.
+        view = v if player == 1 else -v
+        if player == 1:
+            black_view = view
+        else:
+            np.testing.assert_allclose(np.asarray(view), -np.asarray(black_view), atol=1e-6)
+    out = search_fn(R5, **WIDE)(None, jax.random.PRNGKey(0), st)
+    expected = sigmoid.winrate(alpha, beta, sigmoid.signed_komi(st.komi, jnp.float32(1)))
+    np.testing.assert_allclose(np.asarray(out.root_winrate), np.asarray(expected), rtol=1e-6)
+
+
+def test_batch_equals_single_searches():
+    a = position(R5, ESCAPE, komi=0.5)
+    b = position(R5, TWO_CAPTURES, komi=-3.0)
+    c = go.play(R5, go.init(R5, 7.5), "C3")  # white to move
+    for cfg in (dict(WIDE, gumbel_scale=1.0), dict(DEEP, num_simulations=48)):
+        fn = search_fn(R5, **cfg)
+        keys = jax.random.split(jax.random.PRNGKey(5), 3)
+        together = fn(None, keys, batch(a, b, c))
+        for i, s in enumerate((a, b, c)):
+            alone = fn(None, keys[i : i + 1], batch(s))
+            assert int(alone.action[0]) == int(together.action[i])
+            np.testing.assert_array_equal(np.asarray(alone.visit_counts[0]), np.asarray(together.visit_counts[i]))
+            np.testing.assert_allclose(float(alone.score_estimate[0]), float(together.score_estimate[i]))
+
+
+@pytest.fixture(scope="module")
+def tiny_net():
+    net = networks.make_network(5, blocks=1, filters=8)
+    variables = networks.init_network(net, jax.random.PRNGKey(0))
+    return net, variables
+
+
+def test_network_search_shapes_and_no_retrace(tiny_net):
+    net, variables = tiny_net
+    cfg = search.SearchConfig(num_simulations=16, lambda_=0.5)
+    ev = search.make_network_evaluator(net, R5)
+
+    @jax.jit
+    @chex.assert_max_traces(n=1)
+    def fn(params, key, states, agent_params):
+        return search.run_search(ev, params, key, states, rules=R5, config=cfg, agent=agent_params)
+
+    komi = jnp.linspace(-4.0, 8.0, 64)
+    states = jax.vmap(lambda k: go.init(R5, k))(komi)
+    for i in range(2):
+        out = fn(variables, jax.random.PRNGKey(i), states, agent(0.5 * i, 0.0))
+    b, a = 64, R5.num_actions
+    chex.assert_shape([out.visit_counts, out.policy, out.child_q, out.child_prior, out.child_score_lead], (b, a))
+    chex.assert_shape([out.action, out.root_alpha, out.root_beta, out.root_winrate, out.score_estimate], (b,))
+    chex.assert_shape(out.pv, (b, cfg.pv_length))
+    assert (np.asarray(out.visit_counts).sum(axis=1) == 16).all()
+    np.testing.assert_allclose(np.asarray(out.policy).sum(axis=1), 1.0, rtol=1e-5)
+    assert np.isfinite(np.asarray(out.score_estimate)).all()
+    assert (np.asarray(out.root_beta) > 0).all()
+
+
+def test_agent_wrapper(tiny_net):
+    net, variables = tiny_net
+    ag = search.Agent(R5, search.make_network_evaluator(net, R5), variables, search.SearchConfig(num_simulations=8))
+    s = go.init(R5, 0.5)
+    action, info = ag.genmove(s)
+    assert bool(s.legal[action])
+    assert 0.0 <= info["winrate"] <= 1.0
+    stats = ag.analyze(s, visits=8)
+    assert stats and sum(m["visits"] for m in stats) == 8
+    assert stats[0]["pv"][0] == stats[0]["move"]
+    ag.set_agent(0.5, 0.25, 0.5)
+    assert ag.agent == (0.5, 0.25, 0.5)
+    with pytest.raises(ValueError, match="lambda"):
+        ag.set_agent(0.1, 0.5)
+    with pytest.raises(ValueError, match="search.lambda_"):
+        search.SearchConfig(lambda_=0.1, mu=0.2)
+    done = go.resign(s)
+    with pytest.raises(ValueError, match="ended"):
+        ag.genmove(done)
+
+
+def test_baseline_heads_plug_in():
+    for head in ("winrate", "score"):
+        net = networks.make_network(5, blocks=1, filters=8, value_head=head)
+        variables = networks.init_network(net, jax.random.PRNGKey(0))
+        mode = "score" if head == "score" else "sigmoid"
+        cfg = search.SearchConfig(num_simulations=8, value_mode=mode)
+        fn = search.make_search_fn(search.make_network_evaluator(net, R5), R5, cfg)
+        states = jax.vmap(lambda k: go.init(R5, k))(jnp.array([0.5, 7.5]))
+        out = fn(variables, jax.random.PRNGKey(0), states)
+        assert np.isfinite(np.asarray(out.root_value)).all()
+        if head == "winrate":
+            x = search.network_inputs(R5, states, head)
+            raw = net.apply(variables, x, train=False)
+            np.testing.assert_allclose(
+                np.asarray(out.root_winrate), (np.asarray(raw.value) + 1) / 2, atol=1e-5
+            )
