@@ -420,8 +420,8 @@ def test_handicap_game_matches_gnugo(engine, gnugo):
 
 
 # GNU Go, the GTP reference implementation, puts the corner stones on the 4th
-# line for sizes > 11; saijax.go.handicap_points uses the 3rd line below 13x13,
-# so 12x12 differs (saijax C3 K10 vs GNU Go D4 J9 for H2).
+# line for sizes > 11, and so does saijax.go.handicap_points: no known
+# differences remain.
 _KNOWN_HANDICAP_DIFFERENCES = set()
 
 
