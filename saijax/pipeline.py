@@ -1,0 +1,351 @@
+"""The main job: generations of self-play, training and checkpoints (DESIGN §6, §7, §9).
+
+``train_and_evaluate(config, workdir)`` is what ``python -m saijax.train``
+runs; notebooks and tests call it directly. Each generation:
+
+1. builds (or grows) the network the schedule asks for,
+2. plays self-play until ``games_per_generation`` games have finished, in
+   jitted lockstep chunks, and writes the generation's training rows to
+   ``<workdir>/replay/gen_XXXXXX.npz`` and a few SGFs to ``<workdir>/sgf``,
+3. trains ``steps_per_generation`` steps on the window of the last w
+   generations,
+4. saves an orbax checkpoint under ``<workdir>/checkpoints`` and appends a
+   metrics line to ``<workdir>/metrics.jsonl`` (and TensorBoard events).
+
+Re-running the same command resumes after the last checkpoint. A run killed
+during step 3 finds its generation's self-play file and only retrains; a run
+killed during step 2 replays that generation. Nothing in the workdir is ever
+deleted. Self-play games in flight at the end of a generation carry on with
+the next net (their rows are tagged with the generation of the net that
+played each move), except across a restart, where they are lost.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
+
+from saijax import checkpoints
+from saijax import config as config_lib
+from saijax import go
+from saijax import networks
+from saijax import replay
+from saijax import search
+from saijax import selfplay
+from saijax import sgf
+from saijax import training
+
+__all__ = ["train_and_evaluate", "search_config", "selfplay_config", "MetricsWriter"]
+
+
+def search_config(config, generation: int) -> search.SearchConfig:
+    """The static search settings of a generation (visits from the schedule)."""
+    return dataclasses.replace(
+        search.SearchConfig.from_config(config.search),
+        num_simulations=config_lib.num_simulations(config, generation),
+        dirichlet_alpha=config_lib.dirichlet_alpha(config),
+    )
+
+
+def selfplay_config(config) -> selfplay.SelfPlayConfig:
+    return selfplay.SelfPlayConfig.from_config(config.selfplay)
+
+
+class MetricsWriter:
+    """Per-generation metrics as JSONL (pandas-readable) and TensorBoard events."""
+
+    def __init__(self, workdir: str):
+        self.path = os.path.join(workdir, "metrics.jsonl")
+        self._tb = None
+        try:
+            from tensorboardX import SummaryWriter  # no TensorFlow needed
+
+            self._tb = SummaryWriter(os.path.join(workdir, "tensorboard"))
+        except ImportError:  # pragma: no cover - optional
+            pass
+
+    def write(self, generation: int, metrics: dict[str, Any]):
+        with open(self.path, "a") as f:
+            f.write(json.dumps({"generation": generation, **metrics}, default=float) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        if self._tb is not None:
+            for name, value in metrics.items():
+                if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool):
+                    self._tb.add_scalar(name, float(value), generation)
+            self._tb.flush()
+
+    def close(self):
+        if self._tb is not None:
+            self._tb.close()
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, leave=False, file=sys.stderr, dynamic_ncols=True)
+
+
+def _empty_board_eval(evaluator, variables, rules, komi=0.0):
+    state = jax.tree_util.tree_map(lambda x: x[None], go.init(rules, komi))
+    logits, alpha, beta = jax.jit(evaluator)(variables, state)
+    return float(alpha[0]), float(beta[0]), np.asarray(logits[0])
+
+
+def _write_sgfs(rules, games, directory, generation, limit):
+    os.makedirs(directory, exist_ok=True)
+    paths = []
+    for game in games[:limit]:
+        black, white = selfplay.start_board(rules, game)
+        moves = tuple(a for a in game.actions if a >= 0)
+        origin = (
+            f"branch from move {game.start_move} with fair komi {game.komi:g}"
+            if game.is_branch
+            else "complete game, komi sampled from the net's empty-board sigmoid"
+        )
+        record = sgf.GameRecord(
+            size=rules.size,
+            komi=game.komi,
+            moves=moves,
+            setup_black=tuple(black) if game.is_branch else (),
+            setup_white=tuple(white) if game.is_branch else (),
+            first_player=game.start_to_play,
+            result=sgf.game_result_string(game.winner, game.margin, game.resigned),
+            black_name=f"saijax-gen{generation}",
+            white_name=f"saijax-gen{generation}",
+            root_comment=f"saijax self-play, generation {generation}, game {game.game_id}: {origin}",
+        )
+        path = os.path.join(directory, f"gen{generation:06d}_game{game.game_id:07d}.sgf")
+        sgf.write_sgf(record, path)
+        paths.append(path)
+    return paths
+
+
+def _shard_selfplay(sp: selfplay.SelfPlayState, mesh) -> selfplay.SelfPlayState:
+    """Slots along the mesh's batch axis; the branch queue replicated."""
+    batch = NamedSharding(mesh, PartitionSpec(training.BATCH_AXIS))
+    rep = NamedSharding(mesh, PartitionSpec())
+    per_slot = {"games", "game_id", "is_branch", "may_resign", "would_resign"}
+    out = {}
+    for f in dataclasses.fields(sp):
+        value = getattr(sp, f.name)
+        sharding = batch if f.name in per_slot else rep
+        out[f.name] = jax.tree_util.tree_map(lambda x: jax.device_put(x, sharding), value)
+    return selfplay.SelfPlayState(**out)
+
+
+def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print) -> dict[str, Any]:
+    """Runs (or resumes) a whole training run. Returns a final summary dict."""
+    config_lib.validate(config)
+    if config.multihost:
+        jax.distributed.initialize()
+    workdir = os.path.abspath(workdir)
+    os.makedirs(workdir, exist_ok=True)
+    with open(os.path.join(workdir, "config.json"), "w") as f:
+        f.write(config.to_json_best_effort(indent=2))
+
+    n = config.board_size
+    rules = go.GoRules(n, config_lib.effective_max_moves(config))
+    mesh = training.make_mesh()
+    sp_cfg = selfplay_config(config)
+    buffer = replay.ReplayBuffer(os.path.join(workdir, "replay"), n)
+    sgf_dir = os.path.join(workdir, "sgf")
+    writer = MetricsWriter(workdir)
+    base_key = jax.random.PRNGKey(config.seed)
+    value_head = config.network.value_head
+    with_colour = value_head != "sai"
+    summary: dict[str, Any] = {}
+
+    with checkpoints.Checkpointer(workdir) as ckpt:
+        latest = ckpt.latest_generation()
+        if latest is None:
+            start = 0
+            blocks, filters = config_lib.network_shape(config, 0)
+            net = training.network_for_generation(config, 0)
+            optimizer = training.make_optimizer(config.training)
+            state = training.create_train_state(net, optimizer, jax.random.fold_in(base_key, 10**6), mesh=mesh)
+        else:
+            meta = ckpt.read_metadata(latest)
+            blocks, filters = int(meta["blocks"]), int(meta["filters"])
+            if int(meta["board_size"]) != n or meta["value_head"] != value_head:
+                raise checkpoints.CheckpointError(
+                    f"checkpoint {ckpt.step_directory(latest)} is for a {meta['board_size']}x"
+                    f"{meta['board_size']} {meta['value_head']!r} net, but the config asks for {n}x{n} "
+                    f"{value_head!r}; use another --workdir"
+                )
+            net = networks.make_network(
+                n, blocks=blocks, filters=filters, value_head=value_head, beta_scale=config.network.beta_scale or None
+            )
+            optimizer = training.make_optimizer(config.training)
+            template = training.abstract_train_state(net, optimizer, mesh=mesh)
+            payload = ckpt.restore(latest, template, expected_shape=(blocks, filters))
+            state = payload.state
+            start = latest + 1
+            log(f"resuming from {payload.directory}: generation {latest} done, continuing at {start}")
+        train_step = training.make_train_step(net, n, config.training, mesh=mesh, optimizer=optimizer)
+        evaluator = search.make_network_evaluator(net, rules)
+
+        sp_state = None
+        collector = selfplay.GameCollector(rules)
+        chunk_fns: dict[tuple, Any] = {}
+
+        for gen in range(start, config.generations):
+            t0 = time.time()
+            gen_key = jax.random.fold_in(base_key, gen)
+            metrics: dict[str, Any] = {}
+
+            # Network growth from the schedule.
+            want = config_lib.network_shape(config, gen)
+            if want != (blocks, filters):
+                window = config_lib.window_size(config, gen)
+                have = [g for g in buffer.available_generations() if g < gen]
+                log(f"growing the network {blocks}x{filters} -> {want[0]}x{want[1]}")
+                if have:
+                    buffer.load_window(have[-1], window)
+                    grown = training.grow_network(
+                        config,
+                        gen,
+                        key=jax.random.fold_in(gen_key, 1),
+                        sample_batch=lambda k: buffer.sample(k, config.training.batch_size, with_colour=with_colour),
+                        start_step=int(jax.device_get(state.step)),
+                        mesh=mesh,
+                    )
+                    net, state, train_step, optimizer = grown.net, grown.state, grown.train_step, grown.optimizer
+                    metrics.update({f"growth_{k}": v for k, v in grown.metrics.items()})
+                else:
+                    net = training.network_for_generation(config, gen)
+                    optimizer = training.make_optimizer(config.training)
+                    state = training.create_train_state(net, optimizer, jax.random.fold_in(gen_key, 1), mesh=mesh)
+                    train_step = training.make_train_step(net, n, config.training, mesh=mesh, optimizer=optimizer)
+                blocks, filters = want
+                evaluator = search.make_network_evaluator(net, rules)
+                chunk_fns.clear()
+                sp_state = None
+                collector = selfplay.GameCollector(rules)
+
+            variables = state.variables
+            alpha0, beta0, logits0 = _empty_board_eval(evaluator, variables, rules)
+
+            # Self-play.
+            t_sp = time.time()
+            if gen in buffer.available_generations():
+                log(f"generation {gen}: self-play data found, retraining only")
+                games: list[selfplay.FinishedGame] = []
+                stats = {"reused_selfplay": True}
+            else:
+                s_cfg = search_config(config, gen)
+                fn_key = (s_cfg.num_simulations,)
+                if fn_key not in chunk_fns:
+                    chunk_fns[fn_key] = selfplay.make_chunk_fn(evaluator, rules, s_cfg, sp_cfg)
+                chunk = chunk_fns[fn_key]
+                if sp_state is None:
+                    sp_state = selfplay.init_selfplay(rules, sp_cfg, jax.random.fold_in(gen_key, 2), alpha0, beta0)
+                    sp_state = _shard_selfplay(sp_state, mesh)
+                games, parts = [], []
+                target = config.selfplay.games_per_generation
+                bar = _progress(target, f"gen {gen} self-play", progress)
+                i = 0
+                while len(games) < target:
+                    sp_state, records = chunk(
+                        variables, sp_state, jax.random.fold_in(gen_key, 100 + i), jnp.float32(alpha0), jnp.float32(beta0)
+                    )
+                    rows, finished = collector.add_chunk(records, gen)
+                    if rows is not None:
+                        parts.append(rows)
+                    games.extend(finished)
+                    if bar is not None:
+                        bar.update(min(len(finished), target - bar.n))
+                    i += 1
+                if bar is not None:
+                    bar.close()
+                if not parts:
+                    raise RuntimeError(f"generation {gen}: self-play produced no training rows")
+                rows = replay.concatenate_rows(parts)
+                buffer.write_generation(gen, rows)
+                stats = selfplay.generation_stats(games, alpha0, beta0)
+                stats["sgf"] = _write_sgfs(rules, games, sgf_dir, gen, config.selfplay.sgf_games_per_generation)
+            stats.update(alpha_empty=alpha0, beta_empty=beta0)
+            metrics.update({k: v for k, v in stats.items() if k not in ("sgf",)})
+            metrics["selfplay_seconds"] = time.time() - t_sp
+
+            # Training on the window.
+            t_tr = time.time()
+            window = config_lib.window_size(config, gen)
+            buffer.load_window(gen, window)
+            steps = config.training.steps_per_generation
+            bar = _progress(steps, f"gen {gen} training", progress)
+
+            def sample(k):
+                if bar is not None:
+                    bar.update(1)
+                return buffer.sample(k, config.training.batch_size, with_colour=with_colour)
+
+            state, train_metrics = training.train_on_window(state, train_step, sample, steps, jax.random.fold_in(gen_key, 3))
+            if bar is not None:
+                bar.close()
+            metrics.update({f"train_{k}": v for k, v in train_metrics.items()})
+            metrics["window_rows"] = int(buffer.num_rows)
+            metrics["train_seconds"] = time.time() - t_tr
+            metrics["network"] = f"{blocks}x{filters}"
+            metrics["simulations"] = config_lib.num_simulations(config, gen)
+
+            ckpt_dir = ckpt.save(
+                gen,
+                state=state,
+                rng_key=jax.random.fold_in(base_key, gen + 1),
+                blocks=blocks,
+                filters=filters,
+                value_head=value_head,
+                board_size=n,
+                replay_dir=buffer.directory,
+                extra={"alpha_empty": alpha0, "beta_empty": beta0},
+            )
+            metrics["seconds"] = time.time() - t0
+            writer.write(gen, metrics)
+            log(_generation_line(gen, metrics))
+            summary = {"checkpoint": ckpt_dir, "generation": gen}
+
+        # Final report from the latest net.
+        alpha0, beta0, logits0 = _empty_board_eval(search.make_network_evaluator(net, rules), state.variables, rules)
+        legal = np.asarray(go.init(rules, 0.0).legal)
+        first = int(np.argmax(np.where(legal, logits0, -np.inf)))
+        summary.update(
+            fair_komi=alpha0,
+            beta_empty=beta0,
+            first_move=go.to_gtp(rules, first),
+            checkpoints=ckpt.directory,
+            sgf_dir=sgf_dir,
+            metrics=writer.path,
+            workdir=workdir,
+        )
+    writer.close()
+    return summary
+
+
+def _generation_line(gen: int, m: dict[str, Any]) -> str:
+    if m.get("reused_selfplay"):
+        sp = "self-play reused"
+    else:
+        sp = (
+            f"games {m['games']} ({m['branch_games']} branches) moves {m['moves']} "
+            f"B-win {m['black_winrate']:.2f} resign {m['resignations']} "
+            f"(false {m['false_resignations']}/{m['no_resign_games']}) len {m['avg_game_length']:.1f} "
+            f"komi {m['avg_komi']:+.1f}"
+        )
+    return (
+        f"gen {gen:4d} | net {m['network']} sims {m['simulations']} | {sp} | "
+        f"α∅ {m['alpha_empty']:+.2f} β∅ {m['beta_empty']:.3f} | "
+        f"loss {m.get('train_total_loss', float('nan')):.3f} (policy {m.get('train_policy_loss', float('nan')):.3f}, "
+        f"value {m.get('train_value_loss', float('nan')):.4f}) | {m['seconds']:.0f}s"
+    )

@@ -1,0 +1,500 @@
+"""Lockstep self-play on device, with komi sampling and branching (DESIGN §6).
+
+B game slots advance together. One jitted *chunk* is a ``lax.scan`` over T
+moves; each move runs one batched search, picks moves, steps every board,
+queues branches, and refills finished slots on device. Nothing returns to the
+host inside a chunk. Between chunks the host (:class:`GameCollector`) joins
+the per-move records with the results of the games that finished, which
+gives training rows with their outcomes, and the statistics.
+
+Design choices (where DESIGN.md leaves room):
+
+* Komi lives in ½ℤ. Complete games draw it from the logistic distribution
+  with mean α_∅ and scale T/β_∅ (the current net's empty-board sigmoid read
+  as a CDF); a branch's komi makes its position fair for the player to move
+  (signed komi −α_s), both rounded to the nearest multiple of ½.
+* Refills follow the sequence of refill indices: index i is a branch when
+  ``i % (games_per_branch + 1) == games_per_branch`` and the queue is not
+  empty, otherwise a complete game. Several slots refilled in the same move
+  take consecutive indices.
+* The branch queue is a fixed-capacity ring buffer of whole ``GoState``s
+  (history and superko record included). When full, new branches are dropped.
+* Blunders: during the first R moves (counted from the empty board, also in
+  branches) moves are sampled ∝ visits^(1/T); a sampled move whose value is
+  more than ``blunder_threshold`` below the best child's is a blunder. The
+  rows of a game's positions up to and including its last blunder are not
+  trained on (their outcome is the blunder's).
+* Resignation: after N²/4 moves, a player whose best child's agent value is
+  below ``resign_threshold`` resigns, unless the game is one of the
+  ``no_resign_fraction`` that may not; in those, the first player that would
+  have resigned is remembered, and if it goes on to win, that is a false
+  resignation. At resignation the game's margin is the search's score
+  estimate.
+* LZS pass rule (``lzs_pass_rule``): a pass chosen by the search is replaced
+  by the best-valued visited move whenever some move's expected score beats
+  the current Tromp–Taylor score.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import functools
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from saijax import go
+from saijax import replay
+from saijax import search
+from saijax import sigmoid
+
+__all__ = [
+    "SelfPlayConfig",
+    "SelfPlayState",
+    "StepRecord",
+    "init_selfplay",
+    "make_chunk_fn",
+    "round_half",
+    "sample_komi",
+    "fair_komi",
+    "GameCollector",
+    "FinishedGame",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class SelfPlayConfig:
+    """Static self-play settings (see ``configs/default.py`` for meanings)."""
+
+    batch_size: int = 8
+    chunk_moves: int = 8
+    komi_mode: str = "sample"
+    komi: float = 7.0
+    komi_temperature: float = 1.0
+    branch_prob: float = 0.02
+    branch_queue_capacity: int = 64
+    games_per_branch: int = 2
+    random_moves: int = 0
+    random_temperature: float = 1.0
+    blunder_threshold: float = 0.15
+    resign_threshold: float = 0.05
+    no_resign_fraction: float = 0.1
+    lzs_pass_rule: bool = False
+
+    @classmethod
+    def from_config(cls, config) -> "SelfPlayConfig":
+        names = {f.name for f in dataclasses.fields(cls)}
+        items = dict(config.items()) if hasattr(config, "items") else dict(config)
+        return cls(**{k: v for k, v in items.items() if k in names})
+
+
+@struct.dataclass
+class SelfPlayState:
+    """The device-resident carry of self-play (B slots, C queue entries)."""
+
+    games: go.GoState  # [B, ...] the game in each slot
+    game_id: chex.Array  # [B] int32
+    is_branch: chex.Array  # [B] bool
+    may_resign: chex.Array  # [B] bool
+    would_resign: chex.Array  # [B] int8: colour that would have resigned first (no-resign games)
+    queue: go.GoState  # [C, ...] queued branch positions (komi already fair)
+    queue_head: chex.Array  # [] int32, index of the oldest entry
+    queue_size: chex.Array  # [] int32
+    refills: chex.Array  # [] int32, refills so far (drives the 2:1 ratio)
+    next_game_id: chex.Array  # [] int32
+
+
+@struct.dataclass
+class StepRecord:
+    """What one lockstep move emits, per slot ([T, B] after a chunk)."""
+
+    planes: chex.Array  # [B, N, N, 2] uint8, packed SAI planes of the position
+    to_play: chex.Array  # [B] int8
+    signed_komi: chex.Array  # [B] float32
+    policy: chex.Array  # [B, A] float32, the search's improved policy
+    game_id: chex.Array  # [B] int32
+    move_number: chex.Array  # [B] int32, moves before this position
+    is_branch: chex.Array  # [B] bool
+    active: chex.Array  # [B] bool, a real position was searched
+    action: chex.Array  # [B] int32, the move played (-1 resign)
+    blunder: chex.Array  # [B] bool
+    root_alpha: chex.Array  # [B] float32
+    branched: chex.Array  # [B] bool, this position was queued as a branch
+    finished: chex.Array  # [B] bool, the game ended with this move
+    winner: chex.Array  # [B] int8, black's view (+1, -1, 0); valid when finished
+    margin: chex.Array  # [B] float32, black minus white with komi; valid when finished
+    resigned: chex.Array  # [B] bool
+    may_resign: chex.Array  # [B] bool
+    would_resign: chex.Array  # [B] int8
+    komi: chex.Array  # [B] float32, the game's komi
+    length: chex.Array  # [B] int32, moves in the game when finished
+
+
+def round_half(x):
+    """Nearest multiple of ½."""
+    return jnp.round(x * 2.0) / 2.0 + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def sample_komi(key, alpha_empty, beta_empty, temperature, shape):
+    """Komi in ½ℤ from the logistic CDF σ(β(α − k)) of the empty board.
+
+    Black's win probability at komi k is σ(β_∅(α_∅ − k)), so 1 − that is a
+    CDF in k: a logistic distribution with mean α_∅ and scale 1/β_∅, widened
+    by ``temperature``.
+    """
+    u = jax.random.uniform(key, shape, minval=1e-6, maxval=1.0 - 1e-6)
+    return round_half(alpha_empty + temperature / beta_empty * (jnp.log(u) - jnp.log1p(-u)))
+
+
+def fair_komi(alpha, to_play):
+    """Black's komi that makes a position fair for its player to move.
+
+    The player's signed komi becomes −α rounded to ½ℤ; black's komi is
+    ``−signed_komi · to_play``.
+    """
+    k = round_half(-alpha)
+    return -k * to_play.astype(jnp.float32)
+
+
+def _tree_where(mask, new, old):
+    def pick(n, o):
+        m = mask.reshape(mask.shape + (1,) * (n.ndim - mask.ndim))
+        return jnp.where(m, n, o)
+
+    return jax.tree_util.tree_map(pick, new, old)
+
+
+def init_selfplay(rules: go.GoRules, config: SelfPlayConfig, key, alpha_empty, beta_empty) -> SelfPlayState:
+    """Fresh slots, all complete games with sampled (or fixed) komi."""
+    b, c = config.batch_size, config.branch_queue_capacity
+    k_komi, k_resign = jax.random.split(key)
+    komi = _complete_komi(config, k_komi, alpha_empty, beta_empty, (b,))
+    empty = go.init(rules, 0.0)
+    games = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (b,) + x.shape), empty).replace(komi=komi)
+    queue = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (c,) + x.shape), empty)
+    return SelfPlayState(
+        games=games,
+        game_id=jnp.arange(b, dtype=jnp.int32),
+        is_branch=jnp.zeros(b, bool),
+        may_resign=jax.random.uniform(k_resign, (b,)) >= config.no_resign_fraction,
+        would_resign=jnp.zeros(b, jnp.int8),
+        queue=queue,
+        queue_head=jnp.int32(0),
+        queue_size=jnp.int32(0),
+        refills=jnp.int32(0),
+        next_game_id=jnp.int32(b),
+    )
+
+
+def _complete_komi(config, key, alpha_empty, beta_empty, shape):
+    if config.komi_mode == "fixed":
+        return jnp.full(shape, config.komi, jnp.float32)
+    return sample_komi(key, alpha_empty, beta_empty, config.komi_temperature, shape)
+
+
+def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.SearchOutput):
+    """Opening sampling, blunder detection and the LZS pass rule."""
+    visits = out.visit_counts.astype(jnp.float32)
+    q = jnp.where(jnp.isnan(out.child_q), -jnp.inf, out.child_q)
+    best_q = jnp.max(q, axis=-1)
+    logits = jnp.where(visits > 0, jnp.log(jnp.maximum(visits, 1e-9)) / config.random_temperature, -jnp.inf)
+    sampled = jax.random.categorical(key, logits).astype(jnp.int32)
+    opening = states.move_count < config.random_moves
+    action = jnp.where(opening, sampled, out.action)
+    chosen_q = jnp.take_along_axis(q, action[:, None], axis=1)[:, 0]
+    blunder = opening & (chosen_q < best_q - config.blunder_threshold)
+    if config.lzs_pass_rule:
+        tt = jax.vmap(lambda s: go.area_score(rules, s))(states) - states.komi
+        tt = tt * states.to_play.astype(jnp.float32) / rules.num_points
+        non_pass = q.at[:, rules.pass_action].set(-jnp.inf)
+        better = jnp.max(non_pass, axis=-1) > tt
+        action = jnp.where((action == rules.pass_action) & better, jnp.argmax(non_pass, axis=-1), action)
+    return action.astype(jnp.int32), blunder, best_q
+
+
+def make_chunk_fn(evaluator, rules: go.GoRules, search_config: search.SearchConfig, config: SelfPlayConfig):
+    """A jitted ``chunk(params, sp_state, key, alpha_empty, beta_empty)``.
+
+    Returns ``(sp_state, records)`` with records a :class:`StepRecord` of
+    shape [T, B]. ``key`` is consumed; per-move keys are folded in from it.
+    """
+    n_pts = rules.num_points
+    b, cap = config.batch_size, config.branch_queue_capacity
+    vstep = jax.vmap(lambda s, a: go.step(rules, s, a))
+    vfeatures = jax.vmap(lambda s: go.features(rules, s))
+    vresign = jax.vmap(go.resign)
+    vmargin = jax.vmap(lambda s: go.area_score(rules, s) - s.komi)
+    voutcome = jax.vmap(lambda s: go.outcome(rules, s))
+    resign_after = n_pts // 4
+    empty = go.init(rules, 0.0)
+    period = config.games_per_branch + 1
+
+    def one_move(params, alpha_empty, beta_empty, sp: SelfPlayState, key):
+        k_search, k_choose, k_branch, k_komi, k_resign = jax.random.split(key, 5)
+        states = sp.games
+        active = ~states.terminated
+        out = search.run_search(evaluator, params, k_search, states, rules=rules, config=search_config)
+        action, blunder, best_q = _choose_moves(rules, config, k_choose, states, out)
+
+        # Resignation.
+        can_resign = active & (states.move_count >= resign_after) & (config.resign_threshold >= 0)
+        wants = can_resign & (best_q < config.resign_threshold)
+        resign_now = wants & sp.may_resign
+        first_wish = wants & ~sp.may_resign & (sp.would_resign == 0)
+        would_resign = jnp.where(first_wish, states.to_play, sp.would_resign)
+
+        features = vfeatures(states)
+        k_s = sigmoid.signed_komi(states.komi, states.to_play.astype(jnp.float32))
+        new_states = vstep(states, action)
+        new_states = _tree_where(resign_now, vresign(states), new_states)
+        finished = active & new_states.terminated
+        margin = jnp.where(
+            resign_now, out.score_estimate * states.to_play.astype(jnp.float32), vmargin(new_states)
+        )
+        record = StepRecord(
+            planes=replay.pack_planes(features),
+            to_play=states.to_play,
+            signed_komi=k_s,
+            policy=out.policy,
+            game_id=sp.game_id,
+            move_number=states.move_count,
+            is_branch=sp.is_branch,
+            active=active,
+            action=jnp.where(resign_now, -1, action),
+            blunder=blunder & active,
+            root_alpha=out.root_alpha,
+            branched=jnp.zeros(b, bool),
+            finished=finished,
+            winner=voutcome(new_states),
+            margin=margin,
+            resigned=resign_now,
+            may_resign=sp.may_resign,
+            would_resign=would_resign,
+            komi=states.komi,
+            length=new_states.move_count,
+        )
+
+        # Queue branches from this move's positions (before the move).
+        push = active & ~states.terminated & (jax.random.uniform(k_branch, (b,)) < config.branch_prob)
+        rank = jnp.cumsum(push) - 1
+        fits = push & (sp.queue_size + rank < cap)
+        slot = jnp.where(fits, (sp.queue_head + sp.queue_size + rank) % cap, cap)
+        branch_states = states.replace(komi=fair_komi(out.root_alpha, states.to_play))
+        queue = jax.tree_util.tree_map(lambda q, s: q.at[slot].set(s, mode="drop"), sp.queue, branch_states)
+        queue_size = sp.queue_size + jnp.sum(fits)
+        record = record.replace(branched=fits)
+
+        # Refill finished slots: complete games and branches at 2:1.
+        refill = finished
+        r_rank = jnp.cumsum(refill) - 1
+        index = sp.refills + r_rank
+        want_branch = refill & (index % period == period - 1)
+        b_rank = jnp.cumsum(want_branch) - 1
+        take_branch = want_branch & (b_rank < queue_size)
+        q_index = (sp.queue_head + b_rank) % cap
+        popped = jax.tree_util.tree_map(lambda q: q[q_index], queue)
+        komi = _complete_komi(config, k_komi, alpha_empty, beta_empty, (b,))
+        fresh = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (b,) + x.shape), empty).replace(komi=komi)
+        new_game = _tree_where(take_branch, popped, fresh)
+        n_taken = jnp.sum(take_branch)
+        games = _tree_where(refill, new_game, new_states)
+        ids = sp.next_game_id + r_rank
+        sp = SelfPlayState(
+            games=games,
+            game_id=jnp.where(refill, ids, sp.game_id),
+            is_branch=jnp.where(refill, take_branch, sp.is_branch),
+            may_resign=jnp.where(
+                refill, jax.random.uniform(k_resign, (b,)) >= config.no_resign_fraction, sp.may_resign
+            ),
+            would_resign=jnp.where(refill, jnp.int8(0), would_resign).astype(jnp.int8),
+            queue=queue,
+            queue_head=(sp.queue_head + n_taken) % cap,
+            queue_size=queue_size - n_taken,
+            refills=sp.refills + jnp.sum(refill),
+            next_game_id=sp.next_game_id + jnp.sum(refill),
+        )
+        return sp, record
+
+    @jax.jit
+    def chunk(params, sp, key, alpha_empty, beta_empty):
+        keys = jax.random.split(key, config.chunk_moves)
+        return jax.lax.scan(functools.partial(one_move, params, alpha_empty, beta_empty), sp, keys)
+
+    return chunk
+
+
+# ---------------------------------------------------------------------------
+# Host-side bookkeeping between chunks.
+
+
+@dataclasses.dataclass(frozen=True)
+class FinishedGame:
+    """One finished self-play game, as the host sees it."""
+
+    game_id: int
+    is_branch: bool
+    komi: float
+    winner: int  # black's view
+    margin: float  # black minus white, komi included
+    resigned: bool
+    may_resign: bool
+    would_resign: int
+    length: int  # total moves (branch games count from the empty board)
+    start_move: int  # move number of the first recorded position
+    actions: tuple[int, ...]  # moves played from the first recorded position
+    start_planes: np.ndarray  # [N, N, 2] packed planes of the first position
+    start_to_play: int
+    blunder_move: int  # move number of the last blunder, -1 if none
+    rows: int  # training rows kept
+
+
+class GameCollector:
+    """Joins per-move records into finished games and training rows.
+
+    Records of unfinished games are held until the game ends, possibly in a
+    later generation; rows are tagged with the generation whose net played
+    the move.
+    """
+
+    def __init__(self, rules: go.GoRules):
+        self.rules = rules
+        self._pending: dict[int, list[dict[str, Any]]] = collections.defaultdict(list)
+
+    def add_chunk(self, records: StepRecord, generation: int):
+        """Consumes a [T, B] chunk; returns (rows as TrainingRows or None, [FinishedGame])."""
+        rec = jax.device_get(records)
+        t_len, b = rec.active.shape
+        rows: list[dict[str, Any]] = []
+        finished: list[FinishedGame] = []
+        for t in range(t_len):
+            for i in range(b):
+                if not rec.active[t, i]:
+                    continue
+                gid = int(rec.game_id[t, i])
+                self._pending[gid].append(
+                    {
+                        "planes": rec.planes[t, i],
+                        "to_play": int(rec.to_play[t, i]),
+                        "signed_komi": float(rec.signed_komi[t, i]),
+                        "policy": rec.policy[t, i],
+                        "move_number": int(rec.move_number[t, i]),
+                        "is_branch": bool(rec.is_branch[t, i]),
+                        "action": int(rec.action[t, i]),
+                        "blunder": bool(rec.blunder[t, i]),
+                        "generation": generation,
+                    }
+                )
+                if rec.finished[t, i]:
+                    game, game_rows = self._finish(gid, rec, t, i)
+                    finished.append(game)
+                    rows.extend(game_rows)
+        return (self._to_rows(rows) if rows else None), finished
+
+    def _finish(self, gid, rec, t, i):
+        moves = self._pending.pop(gid)
+        winner = int(rec.winner[t, i])
+        margin = float(rec.margin[t, i])
+        blunders = [m["move_number"] for m in moves if m["blunder"]]
+        last_blunder = max(blunders) if blunders else -1
+        out = []
+        for m in moves:
+            if m["move_number"] <= last_blunder:
+                continue
+            p = m["to_play"]
+            out.append(
+                {
+                    "planes": m["planes"],
+                    "to_play": p,
+                    "policy": m["policy"],
+                    "signed_komi": m["signed_komi"],
+                    "z": (winner * p + 1) / 2.0,
+                    "margin": margin * p,
+                    "game_id": gid,
+                    "move_number": m["move_number"],
+                    "is_branch": m["is_branch"],
+                    "generation": m["generation"],
+                }
+            )
+        game = FinishedGame(
+            game_id=gid,
+            is_branch=bool(rec.is_branch[t, i]),
+            komi=float(rec.komi[t, i]),
+            winner=winner,
+            margin=margin,
+            resigned=bool(rec.resigned[t, i]),
+            may_resign=bool(rec.may_resign[t, i]),
+            would_resign=int(rec.would_resign[t, i]),
+            length=int(rec.length[t, i]),
+            start_move=moves[0]["move_number"],
+            actions=tuple(m["action"] for m in moves),
+            start_planes=moves[0]["planes"],
+            start_to_play=moves[0]["to_play"],
+            blunder_move=last_blunder,
+            rows=len(out),
+        )
+        return game, out
+
+    def _to_rows(self, rows):
+        def col(name, dtype):
+            return np.asarray([r[name] for r in rows], dtype=dtype)
+
+        return replay.TrainingRows(
+            planes=np.stack([r["planes"] for r in rows]).astype(np.uint8),
+            to_play=col("to_play", np.int8),
+            policy=np.stack([r["policy"] for r in rows]).astype(np.float32),
+            signed_komi=col("signed_komi", np.float32),
+            z=col("z", np.float32),
+            margin=col("margin", np.float32),
+            game_id=col("game_id", np.int32),
+            move_number=col("move_number", np.int32),
+            is_branch=col("is_branch", np.bool_),
+            generation=col("generation", np.int32),
+            valid=np.ones(len(rows), np.bool_),
+        )
+
+    @property
+    def pending_games(self) -> int:
+        return len(self._pending)
+
+
+def start_board(rules: go.GoRules, game: FinishedGame):
+    """Black and white stones (action lists) of a game's first recorded position."""
+    bits = np.unpackbits(game.start_planes, axis=-1, count=16)
+    own, opp = bits[..., 0].reshape(-1), bits[..., 4].reshape(-1)
+    mover = np.flatnonzero(own).tolist()
+    other = np.flatnonzero(opp).tolist()
+    return (mover, other) if game.start_to_play == 1 else (other, mover)
+
+
+def generation_stats(games: list[FinishedGame], alpha_empty: float, beta_empty: float) -> dict[str, Any]:
+    """Self-play statistics of one generation (DESIGN §6, issue list)."""
+    n = len(games)
+    komis = [g.komi for g in games]
+    hist = collections.Counter(komis)
+    complete = [g for g in games if not g.is_branch]
+    no_resign = [g for g in games if not g.may_resign and g.would_resign != 0]
+    false_res = [g for g in no_resign if g.winner == g.would_resign]
+    return {
+        "games": n,
+        "complete_games": len(complete),
+        "branch_games": n - len(complete),
+        "moves": int(sum(g.length - g.start_move for g in games)),
+        "rows": int(sum(g.rows for g in games)),
+        "black_winrate": float(np.mean([g.winner == 1 for g in games])) if n else float("nan"),
+        "white_winrate": float(np.mean([g.winner == -1 for g in games])) if n else float("nan"),
+        "draws": int(sum(g.winner == 0 for g in games)),
+        "resignations": int(sum(g.resigned for g in games)),
+        "no_resign_games": int(sum(not g.may_resign for g in games)),
+        "false_resignations": len(false_res),
+        "false_resignation_rate": (len(false_res) / len(no_resign)) if no_resign else 0.0,
+        "avg_game_length": float(np.mean([g.length for g in complete])) if complete else float("nan"),
+        "avg_komi": float(np.mean(komis)) if n else float("nan"),
+        "komi_histogram": {str(k): int(v) for k, v in sorted(hist.items())},
+        "alpha_empty": float(alpha_empty),
+        "beta_empty": float(beta_empty),
+    }

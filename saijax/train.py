@@ -1,0 +1,44 @@
+"""python -m saijax.train --config=configs/<name>.py --workdir=<dir> [--config.field=value ...]
+
+The main job: SAI self-play and training (see ``saijax.pipeline``). Re-running
+the same command resumes from the last checkpoint in ``--workdir``.
+"""
+
+import os
+
+from absl import app
+from absl import logging
+from absl import flags
+from ml_collections import config_flags
+
+from saijax import pipeline
+
+_CONFIG = config_flags.DEFINE_config_file("config", None, "Run config file (configs/*.py).", lock_config=True)
+_WORKDIR = flags.DEFINE_string("workdir", None, "Directory for checkpoints, replay data, SGFs and metrics.")
+_MULTIHOST = flags.DEFINE_bool("multihost", False, "Call jax.distributed.initialize() (overrides config.multihost).")
+_PROGRESS = flags.DEFINE_bool("progress", True, "Show progress bars.")
+flags.mark_flags_as_required(["config", "workdir"])
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+    logging.set_verbosity(logging.WARNING)
+    config = _CONFIG.value
+    if _MULTIHOST.value:
+        with config.unlocked():
+            config.multihost = True
+    try:
+        summary = pipeline.train_and_evaluate(config, _WORKDIR.value, progress=_PROGRESS.value)
+    except ValueError as e:  # bad config, corrupt checkpoint: one clear line
+        raise app.UsageError(str(e)) from None
+    print()
+    print(f"fair komi estimate (α of the empty board): {summary['fair_komi']:+.2f} (β {summary['beta_empty']:.3f})")
+    print(f"the net's preferred first move: {summary['first_move']}")
+    print(f"checkpoints: {summary['checkpoints']}")
+    print(f"self-play SGFs: {summary['sgf_dir']}")
+    print(f"metrics: {summary['metrics']} (TensorBoard: {os.path.join(summary['workdir'], 'tensorboard')})")
+
+
+if __name__ == "__main__":
+    app.run(main)
