@@ -1,0 +1,168 @@
+"""python -m saijax.train --config=configs/default.py --workdir=/tmp/sai9
+
+SAI on 9×9, close to the papers' first run, sized for a GPU.
+
+Every field of the run config is defined and documented here; the other
+configs start from this one and override only what differs. Figures come from
+DESIGN.md §10 (the 9×9 papers and SAI's code); departures are marked
+"Departure:" with the reason. Fields where 0 means "the default for this
+board size" are resolved by helpers in `saijax.config`.
+
+Schedules are lists keyed by generation: `[[generation, ...], ...]`, sorted,
+starting at generation 0; the last entry whose generation is <= g applies at
+generation g. An empty visits / network schedule means "use
+search.num_simulations / network.blocks, network.filters throughout".
+"""
+
+import ml_collections
+
+
+def get_config() -> ml_collections.ConfigDict:
+    """The 9×9 paper-like run."""
+    config = ml_collections.ConfigDict()
+
+    config.board_size = 9  # N, 2..19 (static: one compile per size).
+    config.seed = 0  # Root of every PRNG key of the run.
+    # Generations to run (each: self-play, train, checkpoint). The paper's
+    # first run had 690.
+    config.generations = 690
+    # Call jax.distributed.initialize() before anything else (several hosts).
+    config.multihost = False
+    # Move cap, passes included; 0 means 2·N² (162 on 9×9, as autogtp).
+    config.max_moves = 0
+
+    # --- Network (DESIGN §3). Shape at generation 0 when schedules.network
+    # is empty; otherwise the schedule decides.
+    config.network = ml_collections.ConfigDict()
+    config.network.blocks = 4  # Residual blocks (run 1 started at 4×128).
+    config.network.filters = 128  # Trunk channels.
+    # 'sai' (α/β sigmoid head), 'winrate' (AlphaZero tanh, + colour plane) or
+    # 'score' (Leela Zero Score linear margin / N², + colour plane).
+    config.network.value_head = 'sai'
+    # β = exp(out)·beta_scale; 0.0 means 10/N² (SAI's engine).
+    config.network.beta_scale = 0.0
+
+    # --- Search (DESIGN §4, §5).
+    config.search = ml_collections.ConfigDict()
+    # 'puct' (mctx.muzero_policy, the papers' engine) or 'gumbel'
+    # (mctx.gumbel_muzero_policy, better at low simulation counts).
+    config.search.algorithm = 'puct'
+    # Simulations per move when schedules.visits is empty.
+    config.search.num_simulations = 100
+    # Gumbel only: actions sampled at the root (mctx's m).
+    config.search.max_num_considered_actions = 16
+    config.search.gumbel_scale = 1.0  # Gumbel only: noise scale at the root.
+    config.search.c_puct = 0.8  # PUCT exploration constant (SAI's engine).
+    # Root Dirichlet α for PUCT self-play; 0.0 means 0.03·361/N² (0.134 on
+    # 9×9, SAI's engine).
+    config.search.dirichlet_alpha = 0.0
+    # Weight ε of the root Dirichlet noise in PUCT self-play; 0 disables.
+    config.search.dirichlet_fraction = 0.25
+    # The λ/μ agent (DESIGN §4), 1 >= λ >= μ >= 0. Self-play used small
+    # values; λ = μ = 0 is the plain win-probability agent. (The engine's
+    # match default is λ = 0.5, μ = 0.)
+    config.search.lambda_ = 0.0  # λ, upper end of the bonus interval.
+    config.search.mu = 0.0  # μ, lower end.
+    # Variable agent: (λ, μ) apply only while the root's win probability
+    # τ(k) is at least this; below it the agent falls back to (0, 0).
+    config.search.threshold = 0.5
+    # β of a terminal leaf (two passes), whose α is the exact board margin.
+    config.search.beta_terminal = 10.0
+    # PUCT first-play urgency (Leela Zero/SAI): an unvisited child is valued
+    # at the parent's win rate minus fpu_reduction·sqrt(visited prior mass).
+    config.search.fpu_reduction = 0.25
+    # How leaves are valued: 'sigmoid' (λ/μ value from α, β; sai and winrate
+    # heads) or 'score' (LZS: expected margin / N²; score head).
+    config.search.value_mode = 'sigmoid'
+
+    # --- Self-play (DESIGN §6).
+    config.selfplay = ml_collections.ConfigDict()
+    # B, game slots advanced in lockstep; divisible by the device count.
+    config.selfplay.batch_size = 256
+    config.selfplay.games_per_generation = 2000  # G, finished games (§3.1).
+    # Moves per jitted lax.scan chunk (control returns to Python between
+    # chunks to collect finished games and show progress).
+    config.selfplay.chunk_moves = 16
+    # 'sample': komi of complete games drawn from the current net's
+    # empty-board sigmoid read as a CDF (SAI); 'fixed': always `komi`.
+    config.selfplay.komi_mode = 'sample'
+    config.selfplay.komi = 7.0  # Black's komi in 'fixed' mode (and matches).
+    # Temperature of the sampled komi's logistic distribution (scale 1/β·T).
+    config.selfplay.komi_temperature = 1.0
+    # Probability that a position queues a branch (paper 0.02; the server
+    # used 0.025 with at most 3 branches per game).
+    config.selfplay.branch_prob = 0.02
+    # Branches held in the on-device queue; extra branches are dropped.
+    config.selfplay.branch_queue_capacity = 1024
+    # Complete games per branch at refill: 2 gives the paper's 2:1 ratio.
+    config.selfplay.games_per_branch = 2
+    # R, opening moves (counted from the empty board, also in branches)
+    # sampled ∝ visits^(1/T) (extended paper §3.4).
+    config.selfplay.random_moves = 25
+    config.selfplay.random_temperature = 1.0  # T for those moves.
+    # A sampled move whose value (on the [0, 1] win-probability scale) is
+    # below the best move's by more than this is a blunder; positions before
+    # a game's last blunder are not trained on. The paper tried several
+    # definitions without giving one; 0.15 is our choice.
+    config.selfplay.blunder_threshold = 0.15
+    # Resign when the best child's agent value is below this (after N²/4
+    # moves); < 0 disables resignation. Server default 5% to 10%.
+    config.selfplay.resign_threshold = 0.05
+    # Fraction of games that may not resign (measures false resignations).
+    config.selfplay.no_resign_fraction = 0.1
+    # LZS pass rule: pass only if no move's expected score beats the current
+    # Tromp–Taylor score.
+    config.selfplay.lzs_pass_rule = False
+    # Games per generation written as SGF for inspection (0: none).
+    config.selfplay.sgf_games_per_generation = 16
+
+    # --- Schedules keyed by generation (papers §3.3).
+    config.schedules = ml_collections.ConfigDict()
+    # [generation, simulations]. Run 1 rose from 100 to 850 visits; the
+    # paper gives only the endpoints, so the intermediate steps are ours.
+    config.schedules.visits = [[0, 100], [50, 200], [100, 400], [200, 850]]
+    # [generation, blocks, filters]: a bigger net is trained on the current
+    # window before it takes over. Run 1 went from 4×128 to 8×160 after the
+    # visits had peaked; the generations are ours.
+    config.schedules.network = [[0, 4, 128], [300, 6, 128], [450, 8, 160]]
+    # [generation, w]: train on the last w generations; 4 to 20, short while
+    # the nets change fast (§3.1).
+    config.schedules.window = [[0, 4], [30, 8], [100, 12], [200, 20]]
+
+    # --- Training (DESIGN §7).
+    config.training = ml_collections.ConfigDict()
+    config.training.steps_per_generation = 4000  # S (paper 4,000–10,000).
+    # Positions per step, sharded over the devices (divisible by their
+    # count).
+    config.training.batch_size = 512
+    config.training.optimizer = 'sgd'  # 'sgd' (+ momentum) or 'adam'.
+    # Paper: "typical training rate 0.0001" (SAI's TF config had 5e-4).
+    config.training.learning_rate = 1e-4
+    # 'constant'; 'piecewise': learning_rate until generation
+    # lr_boundaries[0], then lr_values[i] from generation lr_boundaries[i];
+    # 'cosine': cosine decay from learning_rate at generation 0 to
+    # lr_values[0] at generation lr_boundaries[0], constant after.
+    config.training.lr_schedule = 'constant'
+    config.training.lr_boundaries = []  # Generations (ints).
+    config.training.lr_values = []  # Learning rates (floats).
+    config.training.momentum = 0.9  # SGD momentum (Nesterov below).
+    config.training.nesterov = True  # Nesterov momentum (SAI's TF code).
+    # L2 coefficient on ½Σw² of conv/dense kernels, in the loss (not as
+    # decoupled weight decay), as in Leela Zero's and SAI's training code.
+    config.training.l2 = 1e-4
+    # Weight of MSE(τ(k), z) on the [0, 1] scale (= SAI's 0.7 on the ±1
+    # scale); also the winrate head's weight.
+    config.training.value_weight = 2.8
+    # Weight of the score head's MSE(s, margin/N²) (LZS used 20).
+    config.training.score_weight = 20.0
+
+    # --- Optional weak gating (DESIGN §7). Off: SAI promotes every net.
+    config.gating = ml_collections.ConfigDict()
+    config.gating.enabled = False  # Promote every trained net (SAI).
+    # c: candidate nets exported at regular intervals during training (run 2
+    # exported 10).
+    config.gating.candidates = 10
+    config.gating.games = 50  # m: games of each candidate vs the current net.
+    config.gating.threshold = 0.55  # Score needed to promote.
+
+    return config

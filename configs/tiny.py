@@ -1,0 +1,47 @@
+"""python -m saijax.train --config=configs/tiny.py --workdir=/tmp/tiny
+
+A smoke-test run for CI: 5×5, a 1×8 net, 4 simulations, 16 games and a few
+training steps per generation, 2 generations. After compilation the whole run
+takes seconds; it checks the pipeline, not learning.
+"""
+
+import os
+
+from saijax import config as config_lib
+
+
+def get_config():
+    """The smallest run that exercises every stage."""
+    config = config_lib.load_config(
+        os.path.join(os.path.dirname(__file__), 'default.py'))
+    config.board_size = 5
+    config.generations = 2
+
+    config.network.blocks = 1
+    config.network.filters = 8
+
+    config.search.algorithm = 'gumbel'
+    config.search.num_simulations = 4
+    config.search.max_num_considered_actions = 4
+
+    config.selfplay.batch_size = 8
+    config.selfplay.games_per_generation = 16
+    config.selfplay.chunk_moves = 10
+    config.selfplay.komi = 24.5
+    config.selfplay.branch_prob = 0.05  # More branches, so CI sees some.
+    config.selfplay.branch_queue_capacity = 16
+    config.selfplay.random_moves = 4
+    config.selfplay.sgf_games_per_generation = 2
+
+    config.schedules.visits = []  # Constant 4 simulations.
+    config.schedules.network = []  # Constant 1×8.
+    config.schedules.window = [[0, 2]]
+
+    config.training.steps_per_generation = 4
+    config.training.batch_size = 16
+    config.training.optimizer = 'adam'
+    config.training.learning_rate = 1e-3
+
+    config.gating.candidates = 2
+    config.gating.games = 4
+    return config

@@ -1,0 +1,418 @@
+"""Checking and reading run configurations (`configs/*.py`).
+
+A run is described by one `ml_collections.ConfigDict`, whose fields are
+documented in `configs/default.py`. This module
+
+* validates a config before anything is compiled (`validate`), raising one
+  `ValueError` whose message names the bad field and its value;
+* reads the generation-keyed schedules (`schedule_value`, `num_simulations`,
+  `network_shape`, `window_size`);
+* resolves the fields where 0 means "the paper's default for this board size"
+  (`effective_max_moves`, `dirichlet_alpha`, `beta_scale`);
+* loads a config file the way `--config=configs/x.py` does (`load_config`).
+
+Schedules are lists of entries whose first element is a generation:
+`[[generation, value], ...]` (visits, window) or
+`[[generation, blocks, filters], ...]` (network). They must be sorted by
+strictly increasing generation and start at generation 0; the entry in force
+at generation g is the last one whose generation is <= g. An empty visits or
+network schedule means "constant": `search.num_simulations` and
+`network.blocks` / `network.filters` apply throughout. The window schedule
+must not be empty.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import ml_collections
+
+__all__ = [
+    'ALGORITHMS',
+    'KOMI_MODES',
+    'LR_SCHEDULES',
+    'OPTIMIZERS',
+    'VALUE_HEADS',
+    'VALUE_MODES',
+    'beta_scale',
+    'dirichlet_alpha',
+    'effective_max_moves',
+    'load_config',
+    'network_shape',
+    'num_simulations',
+    'schedule_value',
+    'validate',
+    'window_size',
+]
+
+VALUE_HEADS = ('sai', 'winrate', 'score')
+ALGORITHMS = ('gumbel', 'puct')
+VALUE_MODES = ('sigmoid', 'score')
+KOMI_MODES = ('sample', 'fixed')
+OPTIMIZERS = ('sgd', 'adam')
+LR_SCHEDULES = ('constant', 'cosine', 'piecewise')
+
+_MIN_BOARD_SIZE = 2
+_MAX_BOARD_SIZE = 19
+
+
+# ---------------------------------------------------------------------------
+# Field access and elementary checks. Each raises ValueError naming `name`.
+
+
+def _get(config: Any, name: str) -> Any:
+    node = config
+    for part in name.split('.'):
+        try:
+            node = node[part]
+        except (KeyError, AttributeError, TypeError):
+            raise ValueError(f'config is missing the field {name}') from None
+    return node
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_number(x: Any) -> bool:
+    return (isinstance(x, (int, float)) and not isinstance(x, bool)
+            and math.isfinite(x))
+
+
+def _int(config, name: str, minimum: int | None = None,
+         maximum: int | None = None) -> int:
+    value = _get(config, name)
+    if not _is_int(value):
+        raise ValueError(f'{name} must be an int, got {value!r}')
+    if minimum is not None and value < minimum:
+        raise ValueError(f'{name} must be >= {minimum}, got {value!r}')
+    if maximum is not None and value > maximum:
+        raise ValueError(f'{name} must be <= {maximum}, got {value!r}')
+    return value
+
+
+def _float(config, name: str, minimum: float | None = None,
+           maximum: float | None = None, *, strict_min: bool = False) -> float:
+    value = _get(config, name)
+    if not _is_number(value):
+        raise ValueError(f'{name} must be a finite number, got {value!r}')
+    if minimum is not None:
+        if strict_min and not value > minimum:
+            raise ValueError(f'{name} must be > {minimum}, got {value!r}')
+        if not strict_min and value < minimum:
+            raise ValueError(f'{name} must be >= {minimum}, got {value!r}')
+    if maximum is not None and value > maximum:
+        raise ValueError(f'{name} must be <= {maximum}, got {value!r}')
+    return float(value)
+
+
+def _bool(config, name: str) -> bool:
+    value = _get(config, name)
+    if not isinstance(value, bool):
+        raise ValueError(f'{name} must be True or False, got {value!r}')
+    return value
+
+
+def _choice(config, name: str, choices: Sequence[str]) -> str:
+    value = _get(config, name)
+    if value not in choices:
+        raise ValueError(
+            f'{name} must be one of {tuple(choices)}, got {value!r}')
+    return value
+
+
+def _divisible(config, name: str, device_count: int) -> None:
+    value = _get(config, name)
+    if value % device_count:
+        raise ValueError(
+            f'{name} ({value}) must be divisible by the device count '
+            f'({device_count}), since the batch is sharded across devices')
+
+
+def _schedule(config, name: str, width: int, *, allow_empty: bool,
+              value_minimum: int = 1) -> list[list[int]]:
+    """Checks a `[[generation, v1, ...], ...]` schedule of `width` ints."""
+    value = _get(config, name)
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f'{name} must be a list of entries, got {value!r}')
+    if not value and not allow_empty:
+        raise ValueError(f'{name} must not be empty')
+    previous = None
+    for i, entry in enumerate(value):
+        if (not isinstance(entry, (list, tuple)) or len(entry) != width
+                or not all(_is_int(v) for v in entry)):
+            raise ValueError(
+                f'{name}[{i}] must be a list of {width} ints '
+                f'[generation, ...], got {entry!r}')
+        generation = entry[0]
+        if i == 0 and generation != 0:
+            raise ValueError(
+                f'{name} must start at generation 0, got {entry!r} first')
+        if previous is not None and generation <= previous:
+            raise ValueError(
+                f'{name} must be sorted by strictly increasing generation, '
+                f'got generation {generation} after {previous} in {value!r}')
+        for v in entry[1:]:
+            if v < value_minimum:
+                raise ValueError(
+                    f'{name}[{i}] values must be >= {value_minimum}, '
+                    f'got {entry!r}')
+        previous = generation
+    return [list(entry) for entry in value]
+
+
+# ---------------------------------------------------------------------------
+# Validation.
+
+
+def validate(config: ml_collections.ConfigDict, *,
+             device_count: int | None = None) -> None:
+    """Checks a run config, raising on the first bad field.
+
+    Args:
+        config: the run config (see `configs/default.py` for the fields).
+        device_count: devices the batches are sharded over; None means
+            `jax.device_count()`.
+
+    Raises:
+        ValueError: one message naming the bad field and its value.
+    """
+    if device_count is None:
+        device_count = jax.device_count()
+
+    _int(config, 'board_size', _MIN_BOARD_SIZE, _MAX_BOARD_SIZE)
+    _int(config, 'seed', 0)
+    _int(config, 'generations', 1)
+    _bool(config, 'multihost')
+    _int(config, 'max_moves', 0)
+
+    # Network.
+    _int(config, 'network.blocks', 0)
+    _int(config, 'network.filters', 1)
+    head = _choice(config, 'network.value_head', VALUE_HEADS)
+    _float(config, 'network.beta_scale', 0.0)
+
+    # Search.
+    _choice(config, 'search.algorithm', ALGORITHMS)
+    _int(config, 'search.num_simulations', 1)
+    _int(config, 'search.max_num_considered_actions', 1)
+    _float(config, 'search.gumbel_scale', 0.0)
+    _float(config, 'search.c_puct', 0.0, strict_min=True)
+    _float(config, 'search.dirichlet_alpha', 0.0)
+    _float(config, 'search.dirichlet_fraction', 0.0, 1.0)
+    lambda_ = _float(config, 'search.lambda_', 0.0, 1.0)
+    mu = _float(config, 'search.mu', 0.0, 1.0)
+    if lambda_ < mu:
+        raise ValueError(
+            f'search.lambda_ ({lambda_}) must be >= search.mu ({mu}): the '
+            f'λ/μ agents need 1 >= λ >= μ >= 0')
+    _float(config, 'search.threshold', 0.0, 1.0)
+    _float(config, 'search.beta_terminal', 0.0, strict_min=True)
+    _float(config, 'search.fpu_reduction', 0.0)
+    mode = _choice(config, 'search.value_mode', VALUE_MODES)
+    if head == 'score' and mode != 'score':
+        raise ValueError(
+            f"search.value_mode must be 'score' with network.value_head "
+            f"'score' (a score head has no sigmoid), got {mode!r}")
+    if head == 'winrate' and mode != 'sigmoid':
+        raise ValueError(
+            f"search.value_mode must be 'sigmoid' with network.value_head "
+            f"'winrate' (a winrate head has no score), got {mode!r}")
+
+    # Self-play.
+    _int(config, 'selfplay.batch_size', 1)
+    _divisible(config, 'selfplay.batch_size', device_count)
+    _int(config, 'selfplay.games_per_generation', 1)
+    _int(config, 'selfplay.chunk_moves', 1)
+    komi_mode = _choice(config, 'selfplay.komi_mode', KOMI_MODES)
+    komi = _float(config, 'selfplay.komi')
+    if komi * 2 != round(komi * 2):
+        raise ValueError(
+            f'selfplay.komi must be a multiple of 0.5, got {komi!r}')
+    _float(config, 'selfplay.komi_temperature', 0.0, strict_min=True)
+    if komi_mode == 'sample' and head != 'sai':
+        raise ValueError(
+            f"selfplay.komi_mode 'sample' needs network.value_head 'sai' "
+            f"(komi is drawn from the net's sigmoid), got {head!r}")
+    branch_prob = _float(config, 'selfplay.branch_prob', 0.0, 1.0)
+    if branch_prob > 0 and head != 'sai':
+        raise ValueError(
+            f"selfplay.branch_prob ({branch_prob}) must be 0 unless "
+            f"network.value_head is 'sai' (a branch's fair komi is -α), "
+            f"got value_head {head!r}")
+    _int(config, 'selfplay.branch_queue_capacity', 1)
+    _int(config, 'selfplay.games_per_branch', 1)
+    _int(config, 'selfplay.random_moves', 0)
+    _float(config, 'selfplay.random_temperature', 0.0, strict_min=True)
+    _float(config, 'selfplay.blunder_threshold', 0.0)
+    _float(config, 'selfplay.resign_threshold', maximum=1.0)
+    _float(config, 'selfplay.no_resign_fraction', 0.0, 1.0)
+    _bool(config, 'selfplay.lzs_pass_rule')
+    _int(config, 'selfplay.sgf_games_per_generation', 0)
+
+    # Schedules.
+    _schedule(config, 'schedules.visits', 2, allow_empty=True)
+    network = _schedule(config, 'schedules.network', 3, allow_empty=True,
+                        value_minimum=0)
+    for i, entry in enumerate(network):
+        if entry[2] < 1:  # blocks may be 0, filters may not
+            raise ValueError(
+                f'schedules.network[{i}] filters must be >= 1, got {entry!r}')
+    _schedule(config, 'schedules.window', 2, allow_empty=False)
+
+    # Training.
+    _int(config, 'training.steps_per_generation', 1)
+    _int(config, 'training.batch_size', 1)
+    _divisible(config, 'training.batch_size', device_count)
+    _choice(config, 'training.optimizer', OPTIMIZERS)
+    _float(config, 'training.learning_rate', 0.0, strict_min=True)
+    lr_schedule = _choice(config, 'training.lr_schedule', LR_SCHEDULES)
+    _check_lr_schedule(config, lr_schedule)
+    _float(config, 'training.momentum', 0.0, 1.0)
+    if _get(config, 'training.momentum') >= 1.0:
+        raise ValueError(
+            f'training.momentum must be < 1, '
+            f'got {_get(config, "training.momentum")!r}')
+    _bool(config, 'training.nesterov')
+    _float(config, 'training.l2', 0.0)
+    _float(config, 'training.value_weight', 0.0)
+    _float(config, 'training.score_weight', 0.0)
+
+    # Gating.
+    _bool(config, 'gating.enabled')
+    _int(config, 'gating.candidates', 1)
+    _int(config, 'gating.games', 1)
+    _float(config, 'gating.threshold', 0.0, 1.0)
+
+
+def _check_lr_schedule(config, lr_schedule: str) -> None:
+    boundaries = _get(config, 'training.lr_boundaries')
+    values = _get(config, 'training.lr_values')
+    for name, seq in (('training.lr_boundaries', boundaries),
+                      ('training.lr_values', values)):
+        if not isinstance(seq, (list, tuple)):
+            raise ValueError(f'{name} must be a list, got {seq!r}')
+    if lr_schedule == 'constant':
+        return
+    if not all(_is_int(b) and b >= 1 for b in boundaries):
+        raise ValueError(
+            f'training.lr_boundaries must be generations (ints >= 1), '
+            f'got {boundaries!r}')
+    if any(b2 <= b1 for b1, b2 in zip(boundaries, boundaries[1:])):
+        raise ValueError(
+            f'training.lr_boundaries must be strictly increasing, '
+            f'got {boundaries!r}')
+    if not all(_is_number(v) and v >= 0 for v in values):
+        raise ValueError(
+            f'training.lr_values must be finite numbers >= 0, got {values!r}')
+    if lr_schedule == 'piecewise':
+        if not boundaries or len(values) != len(boundaries):
+            raise ValueError(
+                f"training.lr_values must have one value per boundary in "
+                f"training.lr_boundaries for lr_schedule 'piecewise', got "
+                f"lr_values={values!r}, lr_boundaries={boundaries!r}")
+    elif len(boundaries) != 1 or len(values) != 1:
+        raise ValueError(
+            f"lr_schedule 'cosine' needs training.lr_boundaries=[G] (the "
+            f"generation where the decay ends) and training.lr_values="
+            f"[final_lr], got lr_boundaries={boundaries!r}, "
+            f"lr_values={values!r}")
+
+
+# ---------------------------------------------------------------------------
+# Schedules and derived values.
+
+
+def schedule_value(schedule: Sequence[Sequence[int]], generation: int) -> Any:
+    """The schedule entry in force at `generation`.
+
+    Args:
+        schedule: `[[generation, v], ...]` or `[[generation, v1, v2], ...]`,
+            sorted by generation, starting at 0.
+        generation: the generation, >= 0.
+
+    Returns:
+        `v` for two-element entries, the tuple `(v1, v2, ...)` otherwise, from
+        the last entry whose generation is <= `generation`.
+
+    Raises:
+        ValueError: for an empty schedule or a generation before its start.
+    """
+    chosen = None
+    for entry in schedule:
+        if entry[0] <= generation:
+            chosen = entry
+        else:
+            break
+    if chosen is None:
+        raise ValueError(
+            f'schedule {list(schedule)!r} has no entry for generation '
+            f'{generation}')
+    if len(chosen) == 2:
+        return chosen[1]
+    return tuple(chosen[1:])
+
+
+def num_simulations(config, generation: int) -> int:
+    """Search simulations at `generation` (schedules.visits, or the constant
+    search.num_simulations when that schedule is empty)."""
+    if config.schedules.visits:
+        return int(schedule_value(config.schedules.visits, generation))
+    return int(config.search.num_simulations)
+
+
+def network_shape(config, generation: int) -> tuple[int, int]:
+    """(blocks, filters) at `generation` (schedules.network, or the constant
+    network.blocks / network.filters when that schedule is empty)."""
+    if config.schedules.network:
+        blocks, filters = schedule_value(config.schedules.network, generation)
+        return int(blocks), int(filters)
+    return int(config.network.blocks), int(config.network.filters)
+
+
+def window_size(config, generation: int) -> int:
+    """Training window w (in generations) at `generation`."""
+    return int(schedule_value(config.schedules.window, generation))
+
+
+def effective_max_moves(config) -> int:
+    """The move cap: `max_moves`, or 2·N² when it is 0 (DESIGN §1)."""
+    if config.max_moves:
+        return int(config.max_moves)
+    return 2 * config.board_size * config.board_size
+
+
+def dirichlet_alpha(config) -> float:
+    """Root Dirichlet α: `search.dirichlet_alpha`, or 0.03·361/N² when it is 0
+    (SAI's engine; 0.134 on 9×9)."""
+    if config.search.dirichlet_alpha:
+        return float(config.search.dirichlet_alpha)
+    return 0.03 * 361 / (config.board_size * config.board_size)
+
+
+def beta_scale(config) -> float:
+    """β = exp(out)·beta_scale: `network.beta_scale`, or 10/N² when it is 0."""
+    if config.network.beta_scale:
+        return float(config.network.beta_scale)
+    return 10.0 / (config.board_size * config.board_size)
+
+
+def load_config(path: str | os.PathLike) -> ml_collections.ConfigDict:
+    """Imports a `configs/*.py` file and returns its `get_config()`.
+
+    This is what `--config=path` does in the entry points; notebooks and tests
+    use it directly.
+    """
+    path = os.fspath(path)
+    name = '_saijax_config_' + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f'cannot load a config from {path}')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.get_config()

@@ -1,0 +1,484 @@
+"""Training rows, their files, and the replay window (DESIGN §6, §7).
+
+A training row is one self-play position: its input planes, the search's
+improved policy (the policy target), the signed komi k_s, the outcome z for
+the player to move P at that game's komi, and bookkeeping (game id, move
+number, branch flag, generation). Rows are stored compactly:
+
+* SAI planes 0..15 are 0/1, so they are bit-packed into 2 bytes per point
+  (`pack_planes`); plane 17 is all ones and is rebuilt (`unpack_planes`).
+* The baselines' colour plane (18th plane, `value_head` 'winrate' and
+  'score') is rebuilt from `to_play`: all ones when Black is to move, all
+  zeros when White is. `network_input` applies the same convention to
+  unpacked features, so search and training agree on it.
+
+`ReplayBuffer` keeps one compressed file per generation,
+`<directory>/gen_000012.npz`, written atomically (a temporary file in the
+same directory, then `os.replace`), so a run killed while writing never
+leaves a half-written generation under the final name. Only valid rows
+(`valid`, i.e. not padding and not before a game's last blunder) are kept.
+
+`ReplayBuffer.load_window` moves the last w generations to the default
+device; `ReplayBuffer.sample` draws a batch uniformly from them in one jitted
+function and applies one random dihedral symmetry per sample, the same to
+the planes and the policy (pass stays fixed). To avoid a recompile every
+generation, the window's arrays are padded to a size bucket (within 1/8 of
+the row count) and indices are drawn below the true row count.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import tempfile
+import zipfile
+import flax
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+__all__ = [
+    'NUM_PACKED_PLANES',
+    'ReplayBuffer',
+    'TrainingRows',
+    'colour_plane',
+    'concatenate_rows',
+    'flatten_rows',
+    'network_input',
+    'pack_planes',
+    'unpack_planes',
+]
+
+# SAI planes 0..15 (own, opponent, illegal, last liberty, each at t..t-3).
+NUM_PACKED_PLANES = 16
+_PACKED_BYTES = NUM_PACKED_PLANES // 8  # 2 bytes per point
+_FORMAT_VERSION = 1
+_FILE_RE = re.compile(r'^gen_(\d{6})\.npz$')
+_TMP_PREFIX = '.tmp_gen_'
+
+
+@flax.struct.dataclass
+class TrainingRows:
+    """A batch of R training rows (DESIGN §6). P is the player to move.
+
+    Fields may carry extra leading axes (e.g. [T, B] from a self-play scan);
+    `flatten_rows` reduces them to one row axis.
+    """
+
+    planes: jax.Array  # [R, N, N, 2] uint8, SAI planes 0..15 bit-packed
+    to_play: jax.Array  # [R] int8, +1 Black, -1 White (colour plane)
+    policy: jax.Array  # [R, N*N+1] float32, the search's improved policy
+    signed_komi: jax.Array  # [R] float32, k_s: komi as P's bonus
+    z: jax.Array  # [R] float32, P's outcome at the game's komi: 0, 0.5, 1
+    margin: jax.Array  # [R] float32, final Tromp–Taylor margin for P, komi in
+    game_id: jax.Array  # [R] int32
+    move_number: jax.Array  # [R] int32, moves played before this position
+    is_branch: jax.Array  # [R] bool, the game is a branch
+    generation: jax.Array  # [R] int32, generation of the net that played
+    valid: jax.Array  # [R] bool, False for padding / before the last blunder
+
+    @property
+    def num_rows(self) -> int:
+        """Number of rows (the product of the leading axes)."""
+        return int(np.prod(np.shape(self.valid)))
+
+
+_FIELDS = tuple(f.name for f in TrainingRows.__dataclass_fields__.values())
+_STORED_FIELDS = tuple(f for f in _FIELDS if f != 'valid')
+_DTYPES = {
+    'planes': np.uint8, 'to_play': np.int8, 'policy': np.float32,
+    'signed_komi': np.float32, 'z': np.float32, 'margin': np.float32,
+    'game_id': np.int32, 'move_number': np.int32, 'is_branch': np.bool_,
+    'generation': np.int32, 'valid': np.bool_,
+}
+
+
+# ---------------------------------------------------------------------------
+# Planes.
+
+
+def pack_planes(features: jax.Array) -> jax.Array:
+    """Bit-packs SAI planes 0..15.
+
+    Args:
+        features: [..., N, N, C] SAI planes with C >= 16 (e.g. the 17 planes
+            of `go.features`); values are read as `> 0.5`. Planes from 16 on
+            (the ones plane, a colour plane) are dropped.
+
+    Returns:
+        uint8 [..., N, N, 2]: plane i is bit 7 - (i mod 8) of byte i // 8.
+    """
+    bits = features[..., :NUM_PACKED_PLANES] > 0.5
+    return jnp.packbits(bits, axis=-1)
+
+
+def colour_plane(to_play: jax.Array, board_size: int) -> jax.Array:
+    """The baselines' colour plane: float32 [..., N, N, 1], all ones when
+    Black (+1) is to move and all zeros when White (-1) is."""
+    black = (jnp.asarray(to_play) == 1).astype(jnp.float32)
+    return jnp.broadcast_to(black[..., None, None, None],
+                            black.shape + (board_size, board_size, 1))
+
+
+def unpack_planes(packed: jax.Array, board_size: int, with_colour: bool,
+                  to_play: jax.Array | None = None) -> jax.Array:
+    """Rebuilds network input planes from `pack_planes` output (jittable).
+
+    Args:
+        packed: uint8 [..., N, N, 2].
+        board_size: N (static).
+        with_colour: append the colour plane (value heads 'winrate' and
+            'score'); needs `to_play`.
+        to_play: [...] +1 / -1, the player to move of each position.
+
+    Returns:
+        float32 [..., N, N, 17] (SAI planes 0..15 and the ones plane), or
+        [..., N, N, 18] with the colour plane last.
+    """
+    if packed.shape[-3:] != (board_size, board_size, _PACKED_BYTES):
+        raise ValueError(
+            f'packed planes must be [..., {board_size}, {board_size}, '
+            f'{_PACKED_BYTES}] uint8, got shape {tuple(packed.shape)}')
+    bits = jnp.unpackbits(packed, axis=-1, count=NUM_PACKED_PLANES)
+    planes = bits.astype(jnp.float32)
+    ones = jnp.ones(planes.shape[:-1] + (1,), jnp.float32)
+    parts = [planes, ones]
+    if with_colour:
+        if to_play is None:
+            raise ValueError('unpack_planes(with_colour=True) needs to_play')
+        parts.append(colour_plane(to_play, board_size))
+    return jnp.concatenate(parts, axis=-1)
+
+
+def network_input(features: jax.Array, to_play: jax.Array,
+                  value_head: str) -> jax.Array:
+    """The network's input from `go.features` output.
+
+    Args:
+        features: float32 [..., N, N, 17] SAI planes.
+        to_play: [...] +1 / -1.
+        value_head: 'sai' (returned unchanged) or 'winrate' / 'score' (the
+            colour plane is appended, as `unpack_planes` does).
+
+    Returns:
+        float32 [..., N, N, 17] or [..., N, N, 18].
+    """
+    if value_head == 'sai':
+        return features
+    n = features.shape[-2]
+    return jnp.concatenate(
+        [features, colour_plane(to_play, n).astype(features.dtype)], axis=-1)
+
+
+# ---------------------------------------------------------------------------
+# Row utilities.
+
+
+def flatten_rows(rows: TrainingRows) -> TrainingRows:
+    """Merges the leading axes (those of `valid`) into one row axis."""
+    lead = np.ndim(rows.valid)
+    return jax.tree_util.tree_map(
+        lambda x: jnp.reshape(x, (-1,) + tuple(np.shape(x)[lead:])), rows)
+
+
+def concatenate_rows(parts: list[TrainingRows]) -> TrainingRows:
+    """Concatenates flat row batches along the row axis (as numpy arrays)."""
+    if not parts:
+        raise ValueError('concatenate_rows needs at least one batch of rows')
+    return jax.tree_util.tree_map(
+        lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *parts)
+
+
+def _to_numpy(rows: TrainingRows) -> dict[str, np.ndarray]:
+    rows = flatten_rows(rows)
+    return {name: np.asarray(getattr(rows, name)).astype(_DTYPES[name],
+                                                          copy=False)
+            for name in _FIELDS}
+
+
+# ---------------------------------------------------------------------------
+# Sampling with symmetry augmentation.
+
+
+@functools.lru_cache(maxsize=None)
+def _symmetry_permutations(board_size: int) -> np.ndarray:
+    """int32 [8, N*N+1]: transformed[i] = original[perm[k, i]] for symmetry k.
+
+    Symmetry k is `go.transform_planes` / `go.transform_policy` with the
+    same k: a transpose when k >= 4, then k mod 4 quarter turns; pass stays
+    fixed. Built with numpy, so it is safe to call while tracing.
+    """
+    n = board_size
+    index = np.arange(n * n).reshape(n, n)
+    perms = []
+    for k in range(8):
+        grid = index.T if k >= 4 else index
+        grid = np.rot90(grid, k % 4, axes=(0, 1))
+        perms.append(np.concatenate([grid.reshape(-1), [n * n]]))
+    return np.stack(perms).astype(np.int32)
+
+
+def _apply_symmetry(packed: jax.Array, policy: jax.Array,
+                    symmetry: jax.Array, board_size: int):
+    """Applies dihedral transform `symmetry[b]` to sample b.
+
+    Args:
+        packed: uint8 [B, N, N, 2] packed planes.
+        policy: float32 [B, N*N+1].
+        symmetry: int32 [B] in 0..7.
+        board_size: N.
+
+    Returns:
+        (packed [B, N, N, 2], policy [B, N*N+1]), transformed.
+    """
+    n = board_size
+    perm = jnp.asarray(_symmetry_permutations(n))[symmetry]  # [B, N*N+1]
+    flat = packed.reshape(packed.shape[0], n * n, packed.shape[-1])
+    flat = jnp.take_along_axis(flat, perm[:, :n * n, None], axis=1)
+    policy = jnp.take_along_axis(policy, perm, axis=1)
+    return flat.reshape(packed.shape), policy
+
+
+@functools.partial(jax.jit, static_argnames=('batch_size', 'board_size',
+                                              'with_colour'))
+def _sample(rows: TrainingRows, num_rows: jax.Array, key: jax.Array, *,
+            batch_size: int, board_size: int, with_colour: bool):
+    index_key, symmetry_key = jax.random.split(key)
+    index = jax.random.randint(index_key, (batch_size,), 0, num_rows)
+    symmetry = jax.random.randint(symmetry_key, (batch_size,), 0, 8)
+    packed, policy = _apply_symmetry(rows.planes[index], rows.policy[index],
+                                     symmetry, board_size)
+    planes = unpack_planes(packed, board_size, with_colour,
+                           rows.to_play[index])
+    return {
+        'planes': planes,  # [B, N, N, C] float32
+        'policy': policy,  # [B, N*N+1] float32
+        'signed_komi': rows.signed_komi[index],  # [B]
+        'z': rows.z[index],  # [B]
+        'margin': rows.margin[index],  # [B]
+    }
+
+
+def _bucket(count: int) -> int:
+    """Row capacity for `count` rows: a multiple of 2^(bits-3), at least
+    1024, so the padded size is within 1/8 of `count` and changes rarely."""
+    step = max(1024, 1 << max(0, count.bit_length() - 3))
+    return max(step, -(-count // step) * step)
+
+
+# ---------------------------------------------------------------------------
+# The buffer.
+
+
+class ReplayBuffer:
+    """Per-generation row files and the on-device training window.
+
+    Attributes:
+        directory: where `gen_NNNNNN.npz` files live.
+        board_size: N; files of another size are rejected.
+        window_generations: generations currently loaded (sorted).
+        num_rows: rows currently loaded.
+    """
+
+    def __init__(self, directory: str | os.PathLike, board_size: int):
+        self.directory = os.fspath(directory)
+        self.board_size = int(board_size)
+        os.makedirs(self.directory, exist_ok=True)
+        self._remove_stale_temporaries()
+        self.window_generations: list[int] = []
+        self.num_rows = 0
+        self._rows: TrainingRows | None = None
+
+    # Files.
+
+    def path(self, generation: int) -> str:
+        """The file of one generation's rows."""
+        return os.path.join(self.directory, f'gen_{int(generation):06d}.npz')
+
+    def _remove_stale_temporaries(self) -> None:
+        # Left by a run killed inside write_generation; never final files.
+        for name in os.listdir(self.directory):
+            if name.startswith(_TMP_PREFIX):
+                try:
+                    os.remove(os.path.join(self.directory, name))
+                except OSError:
+                    pass
+
+    def available_generations(self) -> list[int]:
+        """Generations with a row file, sorted."""
+        found = []
+        for name in os.listdir(self.directory):
+            match = _FILE_RE.match(name)
+            if match:
+                found.append(int(match.group(1)))
+        return sorted(found)
+
+    def write_generation(self, generation: int, rows: TrainingRows) -> int:
+        """Saves a generation's valid rows, atomically.
+
+        Args:
+            generation: the generation number (>= 0).
+            rows: the generation's rows (any leading axes, device or host
+                arrays). Rows with `valid` False are dropped.
+
+        Returns:
+            The number of rows written.
+        """
+        arrays = _to_numpy(rows)
+        n = self.board_size
+        if arrays['planes'].shape[1:] != (n, n, _PACKED_BYTES):
+            raise ValueError(
+                f'rows.planes must be [R, {n}, {n}, {_PACKED_BYTES}] for '
+                f'board size {n}, got {arrays["planes"].shape}')
+        if arrays['policy'].shape[1:] != (n * n + 1,):
+            raise ValueError(
+                f'rows.policy must be [R, {n * n + 1}], got '
+                f'{arrays["policy"].shape}')
+        keep = arrays['valid']
+        data = {name: arrays[name][keep] for name in _STORED_FIELDS}
+        data['board_size'] = np.asarray(n, np.int32)
+        data['format_version'] = np.asarray(_FORMAT_VERSION, np.int32)
+
+        final = self.path(generation)
+        fd, tmp = tempfile.mkstemp(prefix=f'{_TMP_PREFIX}{generation:06d}.',
+                                   suffix='.npz', dir=self.directory)
+        try:
+            with os.fdopen(fd, 'wb') as f:
+                np.savez_compressed(f, **data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, final)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise
+        _fsync_directory(self.directory)
+        return int(keep.sum())
+
+    def read_generation(self, generation: int) -> TrainingRows:
+        """Reads one generation's rows as numpy arrays (all valid).
+
+        Raises:
+            FileNotFoundError: if the generation has no file.
+            ValueError: naming the file, if it is corrupt, unreadable, or for
+                another board size.
+        """
+        path = self.path(generation)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f'no replay file for generation '
+                                    f'{generation}: {path}')
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {name: np.asarray(data[name])
+                          for name in _STORED_FIELDS}
+                size = int(data['board_size'])
+        except (OSError, EOFError, KeyError, ValueError,
+                zipfile.BadZipFile, zipfile.LargeZipFile) as e:
+            raise ValueError(
+                f'replay file {path} is corrupt or unreadable '
+                f'({type(e).__name__}: {e}); move it aside to continue '
+                f'without that generation') from e
+        if size != self.board_size:
+            raise ValueError(
+                f'replay file {path} holds {size}x{size} rows, but the buffer '
+                f'is for board size {self.board_size}')
+        count = len(arrays['z'])
+        n = self.board_size
+        expected = {'planes': (count, n, n, _PACKED_BYTES),
+                    'policy': (count, n * n + 1)}
+        for name, array in arrays.items():
+            shape = expected.get(name, (count,))
+            if array.shape != shape:
+                raise ValueError(
+                    f'replay file {path} is inconsistent: {name} has shape '
+                    f'{array.shape}, expected {shape}')
+            arrays[name] = array.astype(_DTYPES[name], copy=False)
+        arrays['valid'] = np.ones((count,), np.bool_)
+        return TrainingRows(**arrays)
+
+    # The window.
+
+    def load_window(self, last_generation: int, window: int) -> TrainingRows:
+        """Loads the last `window` generations present up to
+        `last_generation` (inclusive) onto the default device.
+
+        A missing generation number is skipped, and the next older file
+        takes its place, so the window always spans `window` files when
+        that many exist.
+
+        Args:
+            last_generation: newest generation to include.
+            window: w >= 1, how many generations.
+
+        Returns:
+            The loaded rows, as numpy arrays (the device copy is kept for
+            `sample`).
+
+        Raises:
+            ValueError: if no generation is present or the window is empty,
+                or a file is corrupt (naming it).
+        """
+        if window < 1:
+            raise ValueError(f'window must be >= 1, got {window}')
+        present = [g for g in self.available_generations()
+                   if g <= last_generation]
+        chosen = present[-window:]
+        if not chosen:
+            raise ValueError(
+                f'no replay files up to generation {last_generation} in '
+                f'{self.directory}')
+        rows = concatenate_rows([self.read_generation(g) for g in chosen])
+        count = rows.num_rows
+        if count == 0:
+            raise ValueError(
+                f'replay window {chosen} in {self.directory} has no rows')
+        capacity = _bucket(count)
+        padded = jax.tree_util.tree_map(
+            lambda x: np.concatenate(
+                [x, np.zeros((capacity - count,) + x.shape[1:], x.dtype)]),
+            rows)
+        self._rows = jax.device_put(padded)
+        self.num_rows = count
+        self.window_generations = chosen
+        return rows
+
+    def sample(self, key: jax.Array, batch_size: int, *,
+               with_colour: bool = False) -> dict[str, jax.Array]:
+        """A training batch drawn uniformly (with replacement) from the window.
+
+        Each sample gets one of the 8 dihedral symmetries, uniformly, applied
+        to its planes and its policy alike (the pass entry stays fixed).
+
+        Args:
+            key: PRNG key, consumed.
+            batch_size: B.
+            with_colour: append the colour plane (value heads 'winrate' and
+                'score').
+
+        Returns:
+            dict with 'planes' float32 [B, N, N, 17 or 18], 'policy'
+            [B, N*N+1], 'signed_komi', 'z', 'margin' [B]: the batch
+            `losses.total_loss` reads.
+        """
+        if self._rows is None:
+            raise ValueError('ReplayBuffer.sample called before load_window')
+        return _sample(self._rows, jnp.asarray(self.num_rows, jnp.int32), key,
+                       batch_size=int(batch_size), board_size=self.board_size,
+                       with_colour=bool(with_colour))
+
+
+def _fsync_directory(directory: str) -> None:
+    """Makes a rename durable (POSIX); a no-op where directories can't be
+    opened."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,480 @@
+"""The training step, its optimizer and sharding, and network growth (§7, §9).
+
+Pieces for the generation loop in `saijax.train`:
+
+* `TrainState`: step, params, batch stats and optimizer state (the flax
+  module itself stays outside, static).
+* `make_optimizer` / `learning_rate_schedule`: SGD with Nesterov momentum
+  (SAI) or Adam. The learning rate is an injected hyperparameter that the
+  train step sets from the schedule at the *global* step `TrainState.step`,
+  so the schedule (keyed by generation in the config) carries on across
+  network growth, where a fresh optimizer state starts. L2 is in the loss
+  (`losses.total_loss`), not decoupled weight decay.
+* `make_train_step`: one jitted, donating step on a `Mesh` with a 'batch'
+  axis: the batch is sharded along it, the state replicated. Batch norm's
+  statistics are computed over the whole (global) batch, so results do not
+  depend on the number of devices beyond float rounding.
+* `train_on_window`: runs S steps drawing batches from a sampler, raising
+  `FloatingPointError` on a non-finite metric, naming the step and metric.
+* `grow_network`: builds the net the network schedule asks for, initialises
+  it and trains it on the current window before it takes over.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+import flax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from saijax import config as config_lib
+from saijax import losses, networks
+
+__all__ = [
+    'GrownNetwork',
+    'TrainState',
+    'abstract_train_state',
+    'create_train_state',
+    'grow_network',
+    'learning_rate_schedule',
+    'make_mesh',
+    'make_optimizer',
+    'make_train_step',
+    'network_for_generation',
+    'replicate',
+    'shard_batch',
+    'train_on_window',
+]
+
+BATCH_AXIS = 'batch'
+
+
+@flax.struct.dataclass
+class TrainState:
+    """Everything a training step changes. The module is kept outside."""
+
+    step: jax.Array  # [] int32, global training step (survives growth)
+    params: Any  # flax 'params' collection
+    batch_stats: Any  # flax 'batch_stats' collection (BN running averages)
+    opt_state: Any  # optax state of `make_optimizer`
+
+    @property
+    def variables(self) -> dict[str, Any]:
+        """`{'params', 'batch_stats'}`, as `networks.apply_network` takes."""
+        return {'params': self.params, 'batch_stats': self.batch_stats}
+
+
+# ---------------------------------------------------------------------------
+# Optimizer and learning rate.
+
+
+def learning_rate_schedule(training_config, steps_per_generation: int | None
+                           = None) -> Callable[[jax.Array], jax.Array]:
+    """The learning rate as a function of the global training step.
+
+    The config's boundaries are generations; a step s belongs to generation
+    s / steps_per_generation.
+
+    * 'constant': `learning_rate`.
+    * 'piecewise': `learning_rate` before generation `lr_boundaries[0]`, then
+      `lr_values[i]` from generation `lr_boundaries[i]` on.
+    * 'cosine': cosine decay from `learning_rate` at step 0 to `lr_values[0]`
+      at generation `lr_boundaries[0]`, constant after.
+
+    Args:
+        training_config: the config's `training` section.
+        steps_per_generation: S; None reads
+            `training_config.steps_per_generation`.
+
+    Returns:
+        A jittable `step -> float32 learning rate`.
+    """
+    steps = int(steps_per_generation or training_config.steps_per_generation)
+    base = float(training_config.learning_rate)
+    kind = training_config.lr_schedule
+    boundaries = [int(b) * steps for b in training_config.lr_boundaries]
+    values = [float(v) for v in training_config.lr_values]
+
+    if kind == 'constant':
+        return lambda step: jnp.full((), base, jnp.float32)
+    if kind == 'piecewise':
+        def piecewise(step):
+            lr = jnp.full((), base, jnp.float32)
+            for boundary, value in zip(boundaries, values):
+                lr = jnp.where(step >= boundary, value, lr)
+            return lr
+        return piecewise
+    if kind == 'cosine':
+        end, final = boundaries[0], values[0]
+
+        def cosine(step):
+            frac = jnp.clip(jnp.asarray(step, jnp.float32) / end, 0.0, 1.0)
+            return (final + (base - final) * 0.5
+                    * (1.0 + jnp.cos(math.pi * frac))).astype(jnp.float32)
+        return cosine
+    raise ValueError(f'training.lr_schedule must be one of '
+                     f'{config_lib.LR_SCHEDULES}, got {kind!r}')
+
+
+def make_optimizer(training_config, steps_per_generation: int | None = None
+                   ) -> optax.GradientTransformation:
+    """SGD + (Nesterov) momentum or Adam, with an injected learning rate.
+
+    The learning rate lives in `opt_state.hyperparams['learning_rate']`;
+    `make_train_step` overwrites it before every update with
+    `learning_rate_schedule(training_config, steps_per_generation)` at the
+    global step. Used on its own, the transform runs at the schedule's
+    step-0 rate.
+
+    Args:
+        training_config: the config's `training` section.
+        steps_per_generation: S; None reads it from `training_config`.
+
+    Returns:
+        An optax transform.
+    """
+    initial = float(learning_rate_schedule(training_config,
+                                           steps_per_generation)(0))
+    kind = training_config.optimizer
+    if kind == 'sgd':
+        momentum = float(training_config.momentum)
+        return optax.inject_hyperparams(optax.sgd)(
+            learning_rate=initial, momentum=momentum or None,
+            nesterov=bool(training_config.nesterov) and momentum > 0)
+    if kind == 'adam':
+        return optax.inject_hyperparams(optax.adam)(learning_rate=initial)
+    raise ValueError(f'training.optimizer must be one of '
+                     f'{config_lib.OPTIMIZERS}, got {kind!r}')
+
+
+# ---------------------------------------------------------------------------
+# Sharding.
+
+
+def make_mesh(devices: list[jax.Device] | None = None) -> Mesh:
+    """A 1-D mesh with axis 'batch' over `devices` (default: all devices,
+    which on one host are the local devices)."""
+    devices = jax.devices() if devices is None else list(devices)
+    return Mesh(np.asarray(devices), (BATCH_AXIS,))
+
+
+def _replicated(mesh: Mesh) -> NamedSharding:
+    return NamedSharding(mesh, PartitionSpec())
+
+
+def _batch_sharded(mesh: Mesh) -> NamedSharding:
+    return NamedSharding(mesh, PartitionSpec(BATCH_AXIS))
+
+
+def replicate(tree: Any, mesh: Mesh) -> Any:
+    """Places a pytree (e.g. a TrainState) replicated on every mesh device."""
+    return jax.device_put(tree, _replicated(mesh))
+
+
+def shard_batch(batch: Mapping[str, Any], mesh: Mesh) -> dict[str, jax.Array]:
+    """Shards every array of a batch along its leading axis over 'batch'.
+
+    On one process this is a `device_put` (a no-op for arrays already placed
+    so). With several processes each passes its local share, and the global
+    batch is assembled from them.
+
+    Raises:
+        ValueError: if the batch size is not divisible by the device count.
+    """
+    sharding = _batch_sharded(mesh)
+    devices = mesh.devices.size
+    out = {}
+    for name, value in batch.items():
+        size = np.shape(value)[0]
+        if jax.process_count() > 1:
+            out[name] = jax.make_array_from_process_local_data(sharding, value)
+            continue
+        if size % devices:
+            raise ValueError(
+                f'batch[{name!r}] has {size} rows, not divisible by the '
+                f'{devices} devices of the mesh')
+        out[name] = jax.device_put(value, sharding)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# State.
+
+
+def create_train_state(net: networks.SaiNet,
+                       optimizer: optax.GradientTransformation,
+                       key: jax.Array, *, step: int = 0,
+                       mesh: Mesh | None = None) -> TrainState:
+    """Initialises a network and its optimizer.
+
+    Args:
+        net: the module.
+        optimizer: from `make_optimizer`.
+        key: PRNG key, consumed by the initialisation.
+        step: global step to start from (a grown net continues the old
+            net's count, and with it the learning-rate schedule).
+        mesh: where to replicate the state; None means `make_mesh()`.
+
+    Returns:
+        A TrainState, replicated over the mesh.
+    """
+    variables = networks.init_network(net, key)
+    state = TrainState(step=jnp.asarray(step, jnp.int32),
+                       params=variables['params'],
+                       batch_stats=variables['batch_stats'],
+                       opt_state=optimizer.init(variables['params']))
+    return replicate(state, mesh if mesh is not None else make_mesh())
+
+
+def abstract_train_state(net: networks.SaiNet,
+                         optimizer: optax.GradientTransformation, *,
+                         mesh: Mesh | None = None) -> TrainState:
+    """The shapes, dtypes and (replicated) shardings of a TrainState, without
+    allocating it: the restore target for `checkpoints`."""
+    shapes = jax.eval_shape(functools.partial(_unplaced_state, net, optimizer),
+                            jax.random.key(0))
+    sharding = _replicated(mesh if mesh is not None else make_mesh())
+    return jax.tree_util.tree_map(
+        lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sharding),
+        shapes)
+
+
+def _unplaced_state(net, optimizer, key) -> TrainState:
+    variables = networks.init_network(net, key)
+    return TrainState(step=jnp.zeros((), jnp.int32),
+                      params=variables['params'],
+                      batch_stats=variables['batch_stats'],
+                      opt_state=optimizer.init(variables['params']))
+
+
+# ---------------------------------------------------------------------------
+# The step.
+
+
+def _set_learning_rate(opt_state: Any, learning_rate: jax.Array) -> Any:
+    hyperparams = dict(opt_state.hyperparams)
+    hyperparams['learning_rate'] = learning_rate.astype(
+        hyperparams['learning_rate'].dtype)
+    return opt_state._replace(hyperparams=hyperparams)
+
+
+def make_train_step(net: networks.SaiNet, board_size: int, training_config,
+                    *, mesh: Mesh | None = None,
+                    optimizer: optax.GradientTransformation | None = None,
+                    steps_per_generation: int | None = None):
+    """Builds the jitted training step.
+
+    Args:
+        net: the module (its `value_head` picks the loss).
+        board_size: N.
+        training_config: the config's `training` section (loss weights,
+            optimizer, schedule).
+        mesh: the device mesh; None means `make_mesh()`.
+        optimizer: the transform the state was created with; None builds
+            `make_optimizer(training_config, steps_per_generation)`.
+        steps_per_generation: S for the schedule; None reads the config.
+
+    Returns:
+        `train_step(state, batch) -> (state, metrics)`. `batch` is the dict
+        `ReplayBuffer.sample` returns; it is sharded over the mesh's 'batch'
+        axis on the way in (`shard_batch`). The state is donated: don't use
+        the old one afterwards. `metrics` are replicated float32 scalars:
+        those of `losses.total_loss` plus 'learning_rate' and 'grad_norm'.
+        The jitted function itself is `train_step.jitted`.
+    """
+    mesh = mesh if mesh is not None else make_mesh()
+    if optimizer is None:
+        optimizer = make_optimizer(training_config, steps_per_generation)
+    schedule = learning_rate_schedule(training_config, steps_per_generation)
+    value_head = net.value_head
+    value_weight = float(training_config.value_weight)
+    score_weight = float(training_config.score_weight)
+    l2_coef = float(training_config.l2)
+
+    def loss_fn(params, batch_stats, batch):
+        outputs, new_stats = networks.apply_network(
+            net, {'params': params, 'batch_stats': batch_stats},
+            batch['planes'], train=True)
+        loss, metrics = losses.total_loss(
+            outputs, batch, params, value_head=value_head,
+            value_weight=value_weight, l2_coef=l2_coef,
+            score_weight=score_weight, board_size=board_size)
+        return loss, (metrics, new_stats)
+
+    def step_fn(state: TrainState, batch):
+        grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+        (_, (metrics, batch_stats)), grads = grad_fn(
+            state.params, state.batch_stats, batch)
+        learning_rate = schedule(state.step)
+        opt_state = _set_learning_rate(state.opt_state, learning_rate)
+        updates, opt_state = optimizer.update(grads, opt_state, state.params)
+        params = optax.apply_updates(state.params, updates)
+        metrics = dict(metrics, learning_rate=learning_rate,
+                       grad_norm=optax.tree.norm(grads))
+        new_state = state.replace(step=state.step + 1, params=params,
+                                  batch_stats=batch_stats,
+                                  opt_state=opt_state)
+        return new_state, metrics
+
+    replicated = _replicated(mesh)
+    jitted = jax.jit(step_fn,
+                     in_shardings=(replicated, _batch_sharded(mesh)),
+                     out_shardings=(replicated, replicated),
+                     donate_argnums=0)
+
+    @functools.wraps(step_fn)
+    def train_step(state: TrainState, batch):
+        return jitted(state, shard_batch(batch, mesh))
+
+    train_step.jitted = jitted
+    train_step.mesh = mesh
+    return train_step
+
+
+# ---------------------------------------------------------------------------
+# Loops.
+
+
+def _first_non_finite(metrics: Mapping[str, Any]) -> tuple[str, float] | None:
+    names = sorted(metrics, key=lambda k: (k != 'total_loss', k))
+    for name in names:
+        value = float(np.asarray(metrics[name]))
+        if not math.isfinite(value):
+            return name, value
+    return None
+
+
+def train_on_window(state: TrainState, train_step, sample_batch: Callable[
+        [jax.Array], Mapping[str, jax.Array]], num_steps: int,
+        key: jax.Array, *, log_every: int = 0,
+        log_fn: Callable[[int, dict[str, float]], None] | None = None,
+        ) -> tuple[TrainState, dict[str, float]]:
+    """Runs `num_steps` training steps.
+
+    One step stays in flight: step i is dispatched before step i−1's metrics
+    are read back, so the finiteness check costs no device idle time.
+
+    Args:
+        state: the TrainState (donated to the first step).
+        train_step: from `make_train_step`.
+        sample_batch: `key -> batch`, e.g.
+            `functools.partial(buffer.sample, batch_size=B, with_colour=...)`.
+        num_steps: S.
+        key: PRNG key; step i's batch uses `fold_in(key, i)`.
+        log_every: call `log_fn` every this many steps (0: never).
+        log_fn: `(global_step, metrics) -> None`, with host floats.
+
+    Returns:
+        (state, summary): the new state and each metric's mean over the
+        steps.
+
+    Raises:
+        FloatingPointError: naming the global step and the metric, when a
+            metric (the loss first) is NaN or infinite.
+    """
+    start = int(np.asarray(jax.device_get(state.step)))
+    totals: dict[str, float] = {}
+    pending = None
+
+    def check(index, metrics):
+        host = jax.device_get(metrics)
+        bad = _first_non_finite(host)
+        if bad is not None:
+            name, value = bad
+            raise FloatingPointError(
+                f'non-finite {name} = {value} at training step {start + index}'
+                f' (step {index + 1} of {num_steps} on this window)')
+        for name, value in host.items():
+            totals[name] = totals.get(name, 0.0) + float(value)
+        if log_fn is not None and log_every and (index + 1) % log_every == 0:
+            log_fn(start + index + 1,
+                   {k: float(v) for k, v in host.items()})
+
+    for i in range(num_steps):
+        batch = sample_batch(jax.random.fold_in(key, i))
+        state, metrics = train_step(state, batch)
+        if pending is not None:
+            check(*pending)
+        pending = (i, metrics)
+    if pending is not None:
+        check(*pending)
+    summary = {name: total / max(num_steps, 1)
+               for name, total in totals.items()}
+    return state, summary
+
+
+# ---------------------------------------------------------------------------
+# Network growth.
+
+
+def network_for_generation(config, generation: int) -> networks.SaiNet:
+    """The net the config's network schedule asks for at `generation`."""
+    blocks, filters = config_lib.network_shape(config, generation)
+    beta_scale = config.network.beta_scale or None
+    return networks.make_network(config.board_size, blocks=blocks,
+                                 filters=filters,
+                                 value_head=config.network.value_head,
+                                 beta_scale=beta_scale)
+
+
+class GrownNetwork(NamedTuple):
+    """A newly built net, trained on the window and ready to take over."""
+
+    net: networks.SaiNet
+    state: TrainState
+    train_step: Callable[..., Any]
+    optimizer: optax.GradientTransformation
+    metrics: dict[str, float]  # mean metrics of its catch-up training
+
+
+def grow_network(config, generation: int, *, key: jax.Array,
+                 sample_batch: Callable[[jax.Array], Mapping[str, jax.Array]],
+                 num_steps: int | None = None, start_step: int = 0,
+                 mesh: Mesh | None = None, log_every: int = 0,
+                 log_fn: Callable[[int, dict[str, float]], None] | None = None,
+                 ) -> GrownNetwork:
+    """Builds the schedule's net for `generation` and trains it on the window.
+
+    The caller decides when to grow: when `config.network_shape(config,
+    generation)` differs from the current net's (blocks, filters). The new
+    net starts from scratch (fresh initialisation and optimizer state) and is
+    trained on the current replay window before it replaces the old net, as
+    Leela Zero and SAI did (papers §3.3).
+
+    Args:
+        config: the run config.
+        generation: the generation whose network shape to build.
+        key: PRNG key, consumed (initialisation and batch sampling).
+        sample_batch: `key -> batch` over the current window.
+        num_steps: catch-up training steps; None means
+            `config.training.steps_per_generation`.
+        start_step: global step of the old net, so the learning-rate
+            schedule carries on.
+        mesh: device mesh; None means `make_mesh()`.
+        log_every, log_fn: as in `train_on_window`.
+
+    Returns:
+        GrownNetwork(net, state, train_step, optimizer, metrics).
+    """
+    mesh = mesh if mesh is not None else make_mesh()
+    net = network_for_generation(config, generation)
+    optimizer = make_optimizer(config.training)
+    init_key, train_key = jax.random.split(key)
+    state = create_train_state(net, optimizer, init_key, step=start_step,
+                               mesh=mesh)
+    train_step = make_train_step(net, config.board_size, config.training,
+                                 mesh=mesh, optimizer=optimizer)
+    if num_steps is None:
+        num_steps = int(config.training.steps_per_generation)
+    state, metrics = train_on_window(state, train_step, sample_batch,
+                                     num_steps, train_key,
+                                     log_every=log_every, log_fn=log_fn)
+    return GrownNetwork(net=net, state=state, train_step=train_step,
+                        optimizer=optimizer, metrics=metrics)
