@@ -16,8 +16,10 @@ $(STAMP): $(PY) pyproject.toml
 
 venv: $(STAMP)
 
+# The main job on a small default: SAI on 5x5 for 12 generations (a few
+# minutes on a laptop CPU). Re-running resumes; `rm -rf runs/demo` restarts.
 demo: $(STAMP)
-	$(PY) -m saijax.demo
+	$(PY) -m saijax.train --config=configs/go5.py --workdir=runs/demo --config.generations=12
 
 test: $(STAMP)
 	PATH="$$PATH:/usr/games" $(PY) -m pytest -q
@@ -27,6 +29,7 @@ test-slow: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/go_env.py
+	$(PY) benchmarks/search.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
