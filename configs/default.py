@@ -8,7 +8,7 @@ DESIGN.md §10 (the 9×9 papers and SAI's code); departures are marked
 "Departure:" with the reason. Fields where 0 means "the default for this
 board size" are resolved by helpers in `saijax.config`.
 
-Schedules are lists keyed by generation: `[[generation, ...], ...]`, sorted,
+Schedules are tuples keyed by generation: `((generation, ...), ...)`, sorted,
 starting at generation 0; the last entry whose generation is <= g applies at
 generation g. An empty visits / network schedule means "use
 search.num_simulations / network.blocks, network.filters throughout".
@@ -120,14 +120,14 @@ def get_config() -> ml_collections.ConfigDict:
     config.schedules = ml_collections.ConfigDict()
     # [generation, simulations]. Run 1 rose from 100 to 850 visits; the
     # paper gives only the endpoints, so the intermediate steps are ours.
-    config.schedules.visits = [[0, 100], [50, 200], [100, 400], [200, 850]]
+    config.schedules.visits = ((0, 100), (50, 200), (100, 400), (200, 850))
     # [generation, blocks, filters]: a bigger net is trained on the current
     # window before it takes over. Run 1 went from 4×128 to 8×160 after the
     # visits had peaked; the generations are ours.
-    config.schedules.network = [[0, 4, 128], [300, 6, 128], [450, 8, 160]]
+    config.schedules.network = ((0, 4, 128), (300, 6, 128), (450, 8, 160))
     # [generation, w]: train on the last w generations; 4 to 20, short while
     # the nets change fast (§3.1).
-    config.schedules.window = [[0, 4], [30, 8], [100, 12], [200, 20]]
+    config.schedules.window = ((0, 4), (30, 8), (100, 12), (200, 20))
 
     # --- Training (DESIGN §7).
     config.training = ml_collections.ConfigDict()
@@ -143,13 +143,16 @@ def get_config() -> ml_collections.ConfigDict:
     # 'cosine': cosine decay from learning_rate at generation 0 to
     # lr_values[0] at generation lr_boundaries[0], constant after.
     config.training.lr_schedule = 'constant'
-    config.training.lr_boundaries = []  # Generations (ints).
-    config.training.lr_values = []  # Learning rates (floats).
+    config.training.lr_boundaries = ()  # Generations (ints).
+    config.training.lr_values = ()  # Learning rates (floats).
     config.training.momentum = 0.9  # SGD momentum (Nesterov below).
     config.training.nesterov = True  # Nesterov momentum (SAI's TF code).
     # L2 coefficient on ½Σw² of conv/dense kernels, in the loss (not as
     # decoupled weight decay), as in Leela Zero's and SAI's training code.
     config.training.l2 = 1e-4
+    # Clip gradients to this global norm before the optimizer; 0 disables.
+    # Departure: not in SAI's code; a safety net for large learning rates.
+    config.training.grad_clip = 10.0
     # Weight of MSE(τ(k), z) on the [0, 1] scale (= SAI's 0.7 on the ±1
     # scale); also the winrate head's weight.
     config.training.value_weight = 2.8

@@ -35,9 +35,9 @@ def get_config():
     config.selfplay.random_moves = 4  # ~ 25 · 25/81, scaled to the board.
     config.selfplay.sgf_games_per_generation = 4
 
-    config.schedules.visits = [[0, 16], [10, 32]]
-    config.schedules.network = []  # Fixed 2×32.
-    config.schedules.window = [[0, 2], [4, 4]]
+    config.schedules.visits = ((0, 16), (10, 32))
+    config.schedules.network = ()  # Fixed 2×32.
+    config.schedules.window = ((0, 2), (4, 4))
 
     # Departure: Adam at 1e-3 instead of SGD at 1e-4 (see go7.py).
     config.training.steps_per_generation = 200

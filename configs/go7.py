@@ -35,9 +35,9 @@ def get_config():
     config.selfplay.random_moves = 8  # ~ 25 · 49/81, scaled to the board.
     config.selfplay.sgf_games_per_generation = 4
 
-    config.schedules.visits = [[0, 16], [10, 32]]
-    config.schedules.network = []  # Fixed 3×32.
-    config.schedules.window = [[0, 2], [4, 4], [20, 6]]
+    config.schedules.visits = ((0, 16), (10, 32))
+    config.schedules.network = ()  # Fixed 3×32.
+    config.schedules.window = ((0, 2), (4, 4), (20, 6))
 
     # Departure: Adam at 1e-3 instead of SGD at 1e-4: with a few hundred
     # steps per generation SGD at the paper's rate barely moves a fresh net.

@@ -38,20 +38,17 @@ def get_config():
     config.selfplay.lzs_pass_rule = True
 
     # Equations (1) and (2) of the LZS paper.
-    config.schedules.visits = [[0, 100], [16, 150], [32, 250], [48, 400],
-                               [64, 600], [80, 850]]
-    config.schedules.window = [[0, 4], [16, 8], [32, 12], [48, 16],
-                               [64, 20], [80, 24]]
+    config.schedules.visits = ((0, 100), (16, 150), (32, 250), (48, 400), (64, 600), (80, 850))
+    config.schedules.window = ((0, 4), (16, 8), (32, 12), (48, 16), (64, 20), (80, 24))
     # 2×64, then 4×128 at g=1, 8×160 at 25, 10×192 at 43, 12×256 at 50.
-    config.schedules.network = [[0, 2, 64], [1, 4, 128], [25, 8, 160],
-                                [43, 10, 192], [50, 12, 256]]
+    config.schedules.network = ((0, 2, 64), (1, 4, 128), (25, 8, 160), (43, 10, 192), (50, 12, 256))
 
     # lr 0.02 for g < 44 and 0.002 from g = 45 (the paper leaves g = 44
     # open; we switch at 45).
     config.training.learning_rate = 0.02
     config.training.lr_schedule = 'piecewise'
-    config.training.lr_boundaries = [45]
-    config.training.lr_values = [0.002]
+    config.training.lr_boundaries = (45,)
+    config.training.lr_values = (0.002,)
     config.training.score_weight = 20.0
 
     config.gating.enabled = True

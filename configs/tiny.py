@@ -33,9 +33,9 @@ def get_config():
     config.selfplay.random_moves = 4
     config.selfplay.sgf_games_per_generation = 2
 
-    config.schedules.visits = []  # Constant 4 simulations.
-    config.schedules.network = []  # Constant 1×8.
-    config.schedules.window = [[0, 2]]
+    config.schedules.visits = ()  # Constant 4 simulations.
+    config.schedules.network = ()  # Constant 1×8.
+    config.schedules.window = ((0, 2),)
 
     config.training.steps_per_generation = 4
     config.training.batch_size = 16

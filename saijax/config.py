@@ -280,6 +280,7 @@ def validate(config: ml_collections.ConfigDict, *,
             f'got {_get(config, "training.momentum")!r}')
     _bool(config, 'training.nesterov')
     _float(config, 'training.l2', 0.0)
+    _float(config, 'training.grad_clip', 0.0)
     _float(config, 'training.value_weight', 0.0)
     _float(config, 'training.score_weight', 0.0)
 

@@ -297,6 +297,7 @@ def make_train_step(net: networks.SaiNet, board_size: int, training_config,
     value_weight = float(training_config.value_weight)
     score_weight = float(training_config.score_weight)
     l2_coef = float(training_config.l2)
+    grad_clip = float(training_config.get('grad_clip', 0.0) or 0.0)
 
     def loss_fn(params, batch_stats, batch):
         outputs, new_stats = networks.apply_network(
@@ -312,12 +313,18 @@ def make_train_step(net: networks.SaiNet, board_size: int, training_config,
         grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
         (_, (metrics, batch_stats)), grads = grad_fn(
             state.params, state.batch_stats, batch)
+        grad_norm = optax.tree.norm(grads)
+        if grad_clip > 0:
+            # Global-norm clipping: a safety net against the rare huge
+            # gradient (e.g. an unbounded score head early in training).
+            scale = jnp.minimum(1.0, grad_clip / jnp.maximum(grad_norm, 1e-12))
+            grads = jax.tree_util.tree_map(lambda g: g * scale, grads)
         learning_rate = schedule(state.step)
         opt_state = _set_learning_rate(state.opt_state, learning_rate)
         updates, opt_state = optimizer.update(grads, opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         metrics = dict(metrics, learning_rate=learning_rate,
-                       grad_norm=optax.tree.norm(grads))
+                       grad_norm=grad_norm)
         new_state = state.replace(step=state.step + 1, params=params,
                                   batch_stats=batch_stats,
                                   opt_state=opt_state)
