@@ -545,13 +545,11 @@ def _jit_step(rules: GoRules):
 
 def ownership(rules: GoRules, state: GoState):
     """int32[P]: Tromp–Taylor owner of each point (+1 black, -1 white, 0 neither)."""
-    nb = _neighbours(rules)
     board = state.board.astype(jnp.int32)
     empty = board == 0
 
     def spread(reach):
-        reach_p = jnp.concatenate([reach, jnp.array([False])])
-        return reach | (empty & jnp.any(reach_p[nb], axis=1))
+        return reach | (empty & jnp.any(_neighbour_values(rules, reach, False), axis=1))
 
     def body(carry):
         rb, rw, _ = carry
