@@ -291,7 +291,14 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                     bar.update(1)
                 return buffer.sample(k, config.training.batch_size, with_colour=with_colour)
 
-            state, train_metrics = training.train_on_window(state, train_step, sample, steps, jax.random.fold_in(gen_key, 3))
+            train_key = jax.random.fold_in(gen_key, 3)
+            if config.gating.enabled:
+                state, train_metrics, gate = _train_with_gating(
+                    config, rules, net, state, train_step, sample, steps, train_key, alpha0, gen
+                )
+                metrics.update(gate)
+            else:
+                state, train_metrics = training.train_on_window(state, train_step, sample, steps, train_key)
             if bar is not None:
                 bar.close()
             metrics.update({f"train_{k}": v for k, v in train_metrics.items()})
@@ -331,6 +338,57 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
         )
     writer.close()
     return summary
+
+
+def _train_with_gating(config, rules, net, state, train_step, sample, steps, key, alpha_empty, generation):
+    """Weak gating (DESIGN §7): export c candidates while training, match each
+    against the net that played this generation, promote the best.
+
+    The best candidate (by score: wins + draws/2) replaces the previous net if
+    its score reaches ``gating.threshold``; otherwise the previous net's
+    weights are restored (the optimizer state carries on). Matches are
+    batched arena games at the fair komi α_∅ (rounded to ½ℤ, or the fixed
+    komi), colours alternating.
+    """
+    from saijax import arena  # the arena is only needed when gating
+
+    c = int(config.gating.candidates)
+    previous = jax.tree_util.tree_map(np.asarray, jax.device_get(state.variables))
+    bounds = [round(steps * (i + 1) / c) for i in range(c)]
+    candidates, summaries, done = [], [], 0
+    for i, end in enumerate(bounds):
+        if end > done:
+            state, m = training.train_on_window(state, train_step, sample, end - done, jax.random.fold_in(key, i))
+            summaries.append((end - done, m))
+            done = end
+        candidates.append(jax.tree_util.tree_map(np.asarray, jax.device_get(state.variables)))
+    train_metrics = {
+        k: sum(n * m[k] for n, m in summaries) / max(sum(n for n, _ in summaries), 1) for k in summaries[-1][1]
+    }
+    komi = config.selfplay.komi if config.selfplay.komi_mode == "fixed" else float(np.round(alpha_empty * 2) / 2)
+    s_cfg = search_config(config, generation)
+    prev_player = arena.ArenaPlayer.from_network("previous", net, previous, rules, s_cfg)
+    scores = []
+    for i, cand in enumerate(candidates):
+        player = arena.ArenaPlayer.from_network(f"candidate{i}", net, cand, rules, s_cfg)
+        results = arena.play_match(
+            rules, player, prev_player, games=int(config.gating.games), komi=komi,
+            seed=generation * 1000 + i, score_visits=None,
+        )
+        wins = sum((r.winner == "black") == (r.black == player.name) and r.winner != "draw" for r in results)
+        draws = sum(r.winner == "draw" for r in results)
+        scores.append((wins + 0.5 * draws) / max(len(results), 1))
+    best = int(np.argmax(scores))
+    promoted = scores[best] >= float(config.gating.threshold)
+    chosen = candidates[best] if promoted else previous
+    state = state.replace(
+        params=jax.device_put(chosen["params"], jax.tree_util.tree_map(lambda x: x.sharding, state.params)),
+        batch_stats=jax.device_put(
+            chosen["batch_stats"], jax.tree_util.tree_map(lambda x: x.sharding, state.batch_stats)
+        ),
+    )
+    gate = {"gating_scores": scores, "gating_best": best, "gating_promoted": bool(promoted)}
+    return state, train_metrics, gate
 
 
 def _generation_line(gen: int, m: dict[str, Any]) -> str:
