@@ -109,6 +109,7 @@ __all__ = [
     "play_match",
     "play_gtp_match",
     "gnugo_arena_argv",
+    "uniform_player",
     "append_results",
     "wilson_interval",
     "clopper_pearson_interval",
@@ -1064,6 +1065,23 @@ def _load_network(spec: str, board_size: int, args, seed: int):
     return loaded.net, loaded.variables, loaded.name
 
 
+def uniform_player(rules: go.GoRules, name: str = "uniform") -> ArenaPlayer:
+    """A player that picks uniformly among legal moves (pass included).
+
+    One Gumbel simulation with a flat prior: the move is the argmax of i.i.d.
+    Gumbel noise over the legal actions, i.e. a uniform draw. Its value head
+    says "even" (α = 0), so it never resigns.
+    """
+
+    def evaluate(params, states):
+        del params
+        zeros = jnp.zeros(states.board.shape[0], jnp.float32)
+        return jnp.zeros(states.legal.shape, jnp.float32), zeros, jnp.ones_like(zeros)
+
+    config = search.SearchConfig(num_simulations=1, max_num_considered_actions=rules.num_actions)
+    return ArenaPlayer(name=name, evaluator=evaluate, params=None, config=config)
+
+
 def _agent_suffix(lam: float, mu: float) -> str:
     return "" if lam == 0 and mu == 0 else f"[l={lam:g},m={mu:g}]"
 
@@ -1074,7 +1092,10 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Play a network against another network or a GTP engine; print a report.",
     )
     p.add_argument("--player", required=True, help="'random' or a checkpoint (workdir or step directory)")
-    p.add_argument("--opponent", required=True, help="'random', a checkpoint, 'gnugo:LEVEL' or 'gtp:<command>'")
+    p.add_argument(
+        "--opponent", required=True,
+        help="'random' (random net), 'uniform' (uniformly random legal moves), a checkpoint, 'gnugo:LEVEL' or 'gtp:<command>'",
+    )
     p.add_argument("--games", type=int, default=20)
     p.add_argument("--board_size", type=int, default=9)
     p.add_argument("--komi", type=float, default=None, help="default 7.5 (0.5 with handicap)")
@@ -1140,6 +1161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             argv_engine = shlex.split(opp.split(":", 1)[1])
             engine_name = args.opponent_name or _engine_name(argv_engine)
         results = play_gtp_match(rules, me, argv_engine, engine_name=engine_name, timeout=args.gtp_timeout, **common)
+    elif opp == "uniform":
+        results = play_match(rules, me, uniform_player(rules, args.opponent_name or "uniform"), **common)
     else:
         lam = args.lambda_ if args.opponent_lambda_ is None else args.opponent_lambda_
         mu = args.mu if args.opponent_mu is None else args.opponent_mu
