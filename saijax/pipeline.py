@@ -73,6 +73,19 @@ class MetricsWriter:
         except ImportError:  # pragma: no cover - optional
             pass
 
+    def generations(self) -> set[int]:
+        """Generations that already have a metrics line."""
+        if not os.path.exists(self.path):
+            return set()
+        out = set()
+        with open(self.path) as f:
+            for line in f:
+                try:
+                    out.add(int(json.loads(line)["generation"]))
+                except (ValueError, KeyError, TypeError):
+                    continue  # a torn last line from a kill mid-write
+        return out
+
     def write(self, generation: int, metrics: dict[str, Any]):
         with open(self.path, "a") as f:
             f.write(json.dumps({"generation": generation, **metrics}, default=float) + "\n")
@@ -87,6 +100,10 @@ class MetricsWriter:
     def close(self):
         if self._tb is not None:
             self._tb.close()
+
+
+def _jsonable(metrics: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(metrics, default=float))
 
 
 def _progress(total: int, desc: str, enabled: bool):
@@ -193,6 +210,9 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             state = payload.state
             start = latest + 1
             log(f"resuming from {payload.directory}: generation {latest} done, continuing at {start}")
+            # A kill between the checkpoint and the metrics line: restore the line.
+            if latest not in writer.generations() and "metrics" in payload.extra:
+                writer.write(latest, payload.extra["metrics"])
         train_step = training.make_train_step(net, n, config.training, mesh=mesh, optimizer=optimizer)
         evaluator = search.make_network_evaluator(net, rules)
 
@@ -316,7 +336,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 value_head=value_head,
                 board_size=n,
                 replay_dir=buffer.directory,
-                extra={"alpha_empty": alpha0, "beta_empty": beta0},
+                extra={"alpha_empty": alpha0, "beta_empty": beta0, "metrics": _jsonable(metrics)},
             )
             metrics["seconds"] = time.time() - t0
             writer.write(gen, metrics)

@@ -321,17 +321,20 @@ def run_search(
 ):
     """Searches a batch of positions, each with its own komi and player to move.
 
-    Each game is searched with its own PRNG key (the batch is a ``vmap`` of
-    single-game mctx searches), so a game's result does not depend on what
-    else is in the batch: searching game i alone with ``keys[i]`` gives the
-    same result. Jittable with ``rules``, ``config`` and ``evaluator`` static
-    (see :func:`make_search_fn`).
+    All randomness is per game: root Gumbel noise (Gumbel), root Dirichlet
+    noise, PUCT tie-breaking and temperature sampling are drawn from each
+    game's own key, so a game's result does not depend on what else is in the
+    batch. With one key, game i's key is derived from that key and game i's
+    position (board hash, player, komi): searching a position alone with the
+    same key gives the same result as searching it inside any batch. Pass B
+    keys ([B, 2]) to give identical positions different noise (self-play
+    does). Jittable with ``rules``, ``config`` and ``evaluator`` static (see
+    :func:`make_search_fn`).
 
     Args:
       evaluator: ``(params, states) -> (policy_logits, alpha, beta)``.
       params: evaluator parameters (e.g. ``{"params", "batch_stats"}``).
-      key: one PRNG key (split into B per-game keys) or B keys [B, 2];
-        consumed (Gumbel noise, Dirichlet noise, PUCT sampling, tie breaks).
+      key: one PRNG key, or B keys [B, 2]; consumed.
       states: batched ``GoState`` [B, ...].
       rules: the static rules (board size).
       config: static search settings.
@@ -342,20 +345,105 @@ def run_search(
     Returns:
       :class:`SearchOutput`, or ``(SearchOutput, mctx.Tree)``, batched [B].
     """
-    batch = states.board.shape[0]
-    keys = jax.random.split(key, batch) if key.ndim == 1 else key
-    if agent is None:
-        agent = AgentParams(jnp.float32(config.lambda_), jnp.float32(config.mu), jnp.float32(config.threshold))
-    agent = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(jnp.asarray(x, jnp.float32), (batch,)), agent)
+    typed = jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+    if key.ndim == (0 if typed else 1):
+        keys = jax.vmap(_position_key, in_axes=(None, 0))(key, states)
+    else:
+        keys = key
+    return _search_batch(
+        evaluator, params, keys, states, rules=rules, config=config, agent=agent, return_tree=return_tree
+    )
 
-    def one(k, state, ag):
-        single = jax.tree_util.tree_map(lambda x: x[None], (state, ag))
-        res = _search_batch(
-            evaluator, params, k, single[0], rules=rules, config=config, agent=single[1], return_tree=return_tree
-        )
-        return jax.tree_util.tree_map(lambda x: x[0], res)
 
-    return jax.vmap(one)(keys, states, agent)
+def _position_key(key, state: go.GoState):
+    """A key that depends only on ``key`` and the position searched."""
+    key = jax.random.fold_in(key, state.hash[0])
+    key = jax.random.fold_in(key, state.hash[1])
+    key = jax.random.fold_in(key, state.move_count)
+    key = jax.random.fold_in(key, (state.komi * 2).astype(jnp.int32))
+    return jax.random.fold_in(key, state.to_play.astype(jnp.int32))
+
+
+def _gumbel_policy(search_params, keys, root, recurrent_fn, legal, config: SearchConfig):
+    """mctx's Gumbel MuZero policy, with the root Gumbel noise drawn per game.
+
+    Same algorithm as ``mctx.gumbel_muzero_policy`` (Sequential Halving at
+    the root, the deterministic interior selection, completed-Q improved
+    policy); only the noise differs: ``gumbel_scale · Gumbel(keys[i])`` for
+    game i, so results are independent of the batch.
+    """
+    invalid = ~legal
+    gumbel = config.gumbel_scale * jax.vmap(lambda k: jax.random.gumbel(k, legal.shape[1:]))(keys)
+    if jax.dtypes.issubdtype(keys.dtype, jax.dtypes.prng_key):
+        keys = jax.random.key_data(keys)
+    qtransform = mctx.qtransform_completed_by_mix_value
+    tree = mctx.search(
+        params=search_params,
+        rng_key=keys[0],  # unused by the Gumbel selections and our recurrent_fn
+        root=root,
+        recurrent_fn=recurrent_fn,
+        root_action_selection_fn=functools.partial(
+            mctx.gumbel_muzero_root_action_selection,
+            num_simulations=config.num_simulations,
+            max_num_considered_actions=config.max_num_considered_actions,
+            qtransform=qtransform,
+        ),
+        interior_action_selection_fn=functools.partial(
+            mctx.gumbel_muzero_interior_action_selection, qtransform=qtransform
+        ),
+        num_simulations=config.num_simulations,
+        invalid_actions=invalid,
+        extra_data=mctx.GumbelMuZeroExtraData(root_gumbel=gumbel),
+    )
+    visits = tree.summary().visit_counts
+    considered = jnp.max(visits, axis=-1, keepdims=True)
+    completed_q = jax.vmap(qtransform, in_axes=[0, None])(tree, tree.ROOT_INDEX)
+    logits = root.prior_logits - jnp.max(root.prior_logits, axis=-1, keepdims=True)
+    score = jnp.maximum(-1e9, gumbel + logits + completed_q) + jnp.where(visits == considered, 0.0, -jnp.inf)
+    action = jnp.argmax(jnp.where(invalid, -jnp.inf, score), axis=-1).astype(jnp.int32)
+    weights = jax.nn.softmax(_masked_logits(root.prior_logits + completed_q, legal), axis=-1)
+    return action, weights, tree
+
+
+def _puct_policy(search_params, keys, root, recurrent_fn, legal, config: SearchConfig, rules: go.GoRules):
+    """PUCT (``mctx.muzero_policy``) with per-game Dirichlet noise, tie breaks and sampling."""
+    k_noise, k_tie, k_act = (jax.vmap(lambda k, i=i: jax.random.fold_in(k, i))(keys) for i in range(3))
+    if jax.dtypes.issubdtype(keys.dtype, jax.dtypes.prng_key):
+        keys = jax.random.key_data(keys)
+    probs = jax.nn.softmax(root.prior_logits, axis=-1)
+    if config.dirichlet_fraction > 0:
+        alpha = config.dirichlet_alpha or 0.03 * 361 / rules.num_points
+        noise = jax.vmap(lambda k: jax.random.dirichlet(k, jnp.full(legal.shape[1:], alpha)))(k_noise)
+        noise = jnp.where(legal, noise, 0.0)
+        noise = noise / jnp.maximum(jnp.sum(noise, axis=-1, keepdims=True), 1e-12)
+        probs = (1.0 - config.dirichlet_fraction) * probs + config.dirichlet_fraction * noise
+    # A tiny per-game perturbation of the prior breaks exact ties (flat
+    # priors) independently of the batch; mctx's own 1e-7 tie noise is
+    # batch-dependent but far smaller than this.
+    tie = 1e-4 * jax.vmap(lambda k: jax.random.uniform(k, legal.shape[1:]))(k_tie)
+    logits = _masked_logits(jnp.log(jnp.maximum(probs, 1e-30)) + tie, legal)
+    root = root.replace(prior_logits=logits)
+    out = mctx.muzero_policy(
+        search_params,
+        keys[0],
+        root,
+        recurrent_fn,
+        num_simulations=config.num_simulations,
+        invalid_actions=~legal,
+        dirichlet_fraction=0.0,
+        pb_c_init=config.c_puct,
+        pb_c_base=1e12,
+        temperature=1.0,
+        qtransform=functools.partial(_qtransform_fpu, fpu_reduction=config.fpu_reduction),
+    )
+    visits = out.action_weights  # visit-count distribution
+    if config.temperature > 0:
+        act_logits = jnp.where(visits > 0, jnp.log(jnp.maximum(visits, 1e-30)) / config.temperature, -jnp.inf)
+        action = jax.vmap(jax.random.categorical)(k_act, act_logits)
+    else:
+        # Most visits; ties go to the higher prior.
+        action = jnp.argmax(visits + 1e-6 * jax.nn.softmax(logits, axis=-1), axis=-1)
+    return action.astype(jnp.int32), visits, out.search_tree
 
 
 def _search_batch(
@@ -369,7 +457,7 @@ def _search_batch(
     agent: AgentParams | None = None,
     return_tree: bool = False,
 ):
-    """mctx search over a batch sharing one key (see :func:`run_search`)."""
+    """The batched search with per-game keys [B, 2] (see :func:`run_search`)."""
     batch = states.board.shape[0]
     if agent is None:
         agent = AgentParams(jnp.float32(config.lambda_), jnp.float32(config.mu), jnp.float32(config.threshold))
@@ -396,40 +484,16 @@ def _search_batch(
     recurrent_fn = _make_recurrent_fn(evaluator, rules, config)
     search_params = (params, root_info)
     if config.algorithm == "gumbel":
-        out = mctx.gumbel_muzero_policy(
-            search_params,
-            key,
-            root,
-            recurrent_fn,
-            num_simulations=config.num_simulations,
-            invalid_actions=~legal,
-            max_num_considered_actions=config.max_num_considered_actions,
-            gumbel_scale=config.gumbel_scale,
-        )
+        action, weights, tree = _gumbel_policy(search_params, key, root, recurrent_fn, legal, config)
     else:
-        dirichlet_alpha = config.dirichlet_alpha or 0.03 * 361 / rules.num_points
-        out = mctx.muzero_policy(
-            search_params,
-            key,
-            root,
-            recurrent_fn,
-            num_simulations=config.num_simulations,
-            invalid_actions=~legal,
-            dirichlet_fraction=config.dirichlet_fraction,
-            dirichlet_alpha=dirichlet_alpha,
-            pb_c_init=config.c_puct,
-            pb_c_base=1e12,
-            temperature=config.temperature,
-            qtransform=functools.partial(_qtransform_fpu, fpu_reduction=config.fpu_reduction),
-        )
-    tree = out.search_tree
-    result = _summarise(rules, config, tree, out, legal, logits, alpha, beta, k_root, root_info)
+        action, weights, tree = _puct_policy(search_params, key, root, recurrent_fn, legal, config, rules)
+    result = _summarise(rules, config, tree, action, weights, legal, logits, alpha, beta, k_root, root_info)
     if return_tree:
         return result, tree
     return result
 
 
-def _summarise(rules, config, tree, out, legal, logits, alpha, beta, k_root, root_info):
+def _summarise(rules, config, tree, action, weights, legal, logits, alpha, beta, k_root, root_info):
     root_idx = mctx.Tree.ROOT_INDEX
     visits = tree.children_visits[:, root_idx].astype(jnp.int32)  # [B, A]
     visited = visits > 0
@@ -458,9 +522,9 @@ def _summarise(rules, config, tree, out, legal, logits, alpha, beta, k_root, roo
     prior = jax.nn.softmax(_masked_logits(logits.astype(jnp.float32), legal), axis=-1)
     prior = jnp.where(legal, prior, 0.0)
     return SearchOutput(
-        action=out.action.astype(jnp.int32),
+        action=action.astype(jnp.int32),
         visit_counts=visits,
-        policy=out.action_weights.astype(jnp.float32),
+        policy=weights.astype(jnp.float32),
         root_alpha=alpha,
         root_beta=beta,
         root_winrate=sigmoid.winrate(alpha, beta, k_root),

@@ -158,7 +158,7 @@ def fair_komi(alpha, to_play):
     ``−signed_komi · to_play``.
     """
     k = round_half(-alpha)
-    return -k * to_play.astype(jnp.float32)
+    return -k * to_play.astype(jnp.float32) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def _tree_where(mask, new, old):
@@ -238,7 +238,7 @@ def make_chunk_fn(evaluator, rules: go.GoRules, search_config: search.SearchConf
         k_search, k_choose, k_branch, k_komi, k_resign = jax.random.split(key, 5)
         states = sp.games
         active = ~states.terminated
-        out = search.run_search(evaluator, params, k_search, states, rules=rules, config=search_config)
+        out = search.run_search(evaluator, params, jax.random.split(k_search, b), states, rules=rules, config=search_config)
         action, blunder, best_q = _choose_moves(rules, config, k_choose, states, out)
 
         # Resignation.

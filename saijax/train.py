@@ -5,6 +5,7 @@ the same command resumes from the last checkpoint in ``--workdir``.
 """
 
 import os
+import sys
 
 from absl import app
 from absl import logging
@@ -18,6 +19,26 @@ _WORKDIR = flags.DEFINE_string("workdir", None, "Directory for checkpoints, repl
 _MULTIHOST = flags.DEFINE_bool("multihost", False, "Call jax.distributed.initialize() (overrides config.multihost).")
 _PROGRESS = flags.DEFINE_bool("progress", True, "Show progress bars.")
 flags.mark_flags_as_required(["config", "workdir"])
+
+
+def _parse_flags(argv):
+    """absl's flag parsing, but a bad --config override is one clear line."""
+    try:
+        return flags.FLAGS(argv)
+    except (flags.Error, AttributeError, KeyError, TypeError, ValueError) as e:
+        chain, cause = [], e
+        while cause is not None and len(chain) < 10:
+            is_key = isinstance(cause, KeyError) and cause.args
+            chain.append(str(cause.args[0]) if is_key else str(cause))
+            cause = cause.__cause__ or cause.__context__
+        hints = [m for m in chain if "Did you mean" in m]
+        if hints:
+            hint = " ".join(hints[0].replace("\\n", " ").split())
+            message = "unknown config field: " + hint[hint.find("Did you mean"):].rstrip("'\"")
+        else:
+            message = " ".join(chain[0].split()) or repr(e)
+        sys.stderr.write(f"error: {message}\n")
+        sys.exit(2)
 
 
 def main(argv):
@@ -41,4 +62,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=_parse_flags)

@@ -1,0 +1,331 @@
+"""End-to-end tests of saijax.pipeline and `python -m saijax.train` with
+configs/tiny.py: what a run writes, resuming, a killed run, bad configs and
+a corrupt checkpoint.
+
+Compiling self-play and training dominates; the in-process run is shared by
+a module-scoped fixture, and a copy of its workdir taken right after the
+first two generations serves the tests that need a finished run.
+"""
+
+import copy
+import glob
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import jax
+import numpy as np
+import pytest
+
+from saijax import checkpoints
+from saijax import config as config_lib
+from saijax import pipeline
+from saijax import replay
+from saijax import sgf
+from saijax import training
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = os.path.join(REPO, "configs", "tiny.py")
+METRIC_KEYS = {
+    "generation", "games", "complete_games", "branch_games", "moves", "rows",
+    "black_winrate", "white_winrate", "draws", "resignations",
+    "no_resign_games", "false_resignations", "false_resignation_rate",
+    "avg_game_length", "avg_komi", "komi_histogram", "alpha_empty",
+    "beta_empty", "selfplay_seconds", "train_total_loss", "train_policy_loss",
+    "train_value_loss", "window_rows", "train_seconds", "network",
+    "simulations", "seconds",
+}
+
+
+def _tiny_config(**overrides):
+    config = config_lib.load_config(TINY)
+    with config.unlocked():
+        for name, value in overrides.items():
+            setattr(config, name, value)
+    return config
+
+
+def _metrics(workdir):
+    with open(os.path.join(workdir, "metrics.jsonl")) as f:
+        return [json.loads(line) for line in f]
+
+
+def _digest(paths):
+    """{relative path: sha256} of the files under the given paths."""
+    out = {}
+    for top in paths:
+        files = [top] if os.path.isfile(top) else sorted(glob.glob(os.path.join(top, "**"), recursive=True))
+        for path in files:
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    out[path] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def _equal_trees(a, b):
+    leaves_a, tree_a = jax.tree_util.tree_flatten(a)
+    leaves_b, tree_b = jax.tree_util.tree_flatten(b)
+    assert tree_a == tree_b
+    for x, y in zip(leaves_a, leaves_b):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+class _Spy:
+    """Records the states the pipeline saves and restores."""
+
+    def __init__(self):
+        self.saved, self.restored = {}, []
+
+    def __enter__(self):
+        self._patch = pytest.MonkeyPatch()
+        save, restore = checkpoints.Checkpointer.save, checkpoints.Checkpointer.restore
+        spy = self
+
+        def saving(ckpt, generation, **kwargs):
+            spy.saved[generation] = jax.device_get(kwargs["state"])
+            return save(ckpt, generation, **kwargs)
+
+        def restoring(ckpt, generation, template, **kwargs):
+            payload = restore(ckpt, generation, template, **kwargs)
+            spy.restored.append((generation, jax.device_get(payload.state)))
+            return payload
+
+        self._patch.setattr(checkpoints.Checkpointer, "save", saving)
+        self._patch.setattr(checkpoints.Checkpointer, "restore", restoring)
+        return self
+
+    def __exit__(self, *exc):
+        self._patch.undo()
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    """configs/tiny.py for its 2 generations, in process; plus a copy of the
+    workdir as it was right after."""
+    base = tmp_path_factory.mktemp("tiny")
+    workdir = str(base / "run")
+    config = _tiny_config()
+    assert config.generations == 2
+    log = []
+    with _Spy() as spy:
+        summary = pipeline.train_and_evaluate(config, workdir, progress=False, log=log.append)
+    snapshot = str(base / "after_first_run")
+    shutil.copytree(workdir, snapshot)
+    return dict(workdir=workdir, snapshot=snapshot, config=config, summary=summary, log=log, spy=spy)
+
+
+@pytest.fixture(scope="module")
+def resumed(first_run):
+    """The same workdir again with generations=3."""
+    config = copy.deepcopy(first_run["config"])
+    with config.unlocked():
+        config.generations = 3
+    log = []
+    with _Spy() as spy:
+        summary = pipeline.train_and_evaluate(config, first_run["workdir"], progress=False, log=log.append)
+    return dict(config=config, summary=summary, log=log, spy=spy)
+
+
+def test_two_generations_write_checkpoints_metrics_replay_and_sgf(first_run):
+    work = first_run["snapshot"]
+    summary = first_run["summary"]
+    assert summary["generation"] == 1
+    assert summary["checkpoint"] == os.path.join(first_run["workdir"], "checkpoints", "1")
+    assert set(first_run["spy"].saved) == {0, 1} and not first_run["spy"].restored
+
+    with checkpoints.Checkpointer(work) as ckpt:
+        assert ckpt.all_generations() == [0, 1]
+        meta = ckpt.read_metadata(1)
+    assert (meta["generation"], meta["blocks"], meta["filters"]) == (1, 1, 8)
+    assert (meta["board_size"], meta["value_head"]) == (5, "sai")
+
+    metrics = _metrics(work)
+    assert [m["generation"] for m in metrics] == [0, 1]
+    for m in metrics:
+        assert METRIC_KEYS <= set(m), METRIC_KEYS - set(m)
+        assert m["games"] >= 16
+        assert m["games"] == m["complete_games"] + m["branch_games"]
+        assert np.isfinite(m["train_total_loss"])
+        assert (m["network"], m["simulations"]) == ("1x8", 4)
+        assert sum(m["komi_histogram"].values()) == m["games"]
+    assert [line.split("|")[0].split() for line in first_run["log"]] == [["gen", "0"], ["gen", "1"]]
+
+    assert sorted(os.listdir(os.path.join(work, "replay"))) == ["gen_000000.npz", "gen_000001.npz"]
+    buffer = replay.ReplayBuffer(os.path.join(work, "replay"), 5)
+    for gen in (0, 1):
+        rows = buffer.read_generation(gen)
+        assert rows.num_rows > 0
+        assert set(np.unique(rows.z).tolist()) <= {0.0, 0.5, 1.0}
+        assert np.all(rows.generation <= gen)
+        np.testing.assert_allclose(rows.policy.sum(-1), 1.0, atol=1e-5)
+        np.testing.assert_array_equal(rows.signed_komi * 2, np.round(rows.signed_komi * 2))
+
+    paths = sorted(glob.glob(os.path.join(work, "sgf", "*.sgf")))
+    assert len(paths) == 2 * first_run["config"].selfplay.sgf_games_per_generation
+    assert {os.path.basename(p)[:9] for p in paths} == {"gen000000", "gen000001"}
+    for path in paths:
+        record = sgf.read_sgf(path)  # replays the moves under saijax's rules
+        assert record.size == 5
+        assert record.komi * 2 == round(record.komi * 2)
+        assert record.result
+        assert record.black_name.startswith("saijax-gen")
+    assert os.path.exists(os.path.join(work, "config.json"))
+
+
+def test_rerun_with_more_generations_resumes(first_run, resumed):
+    work = first_run["workdir"]
+    # One restore, of generation 1, giving back exactly what was saved.
+    assert [g for g, _ in resumed["spy"].restored] == [1]
+    _equal_trees(resumed["spy"].restored[0][1], first_run["spy"].saved[1])
+    assert any("continuing at 2" in line for line in resumed["log"])
+    assert [line.split("|")[0].split() for line in resumed["log"] if line.startswith("gen")] == [["gen", "2"]]
+    # Only generation 2 was played and trained, from the restored state.
+    assert set(resumed["spy"].saved) == {2}
+    steps = first_run["config"].training.steps_per_generation
+    assert int(resumed["spy"].saved[2].step) == int(first_run["spy"].saved[1].step) + steps
+    assert resumed["summary"]["generation"] == 2
+
+    with checkpoints.Checkpointer(work) as ckpt:
+        assert ckpt.all_generations() == [0, 1, 2]
+    metrics = _metrics(work)
+    assert [m["generation"] for m in metrics] == [0, 1, 2]
+    assert metrics[:2] == _metrics(first_run["snapshot"])
+    assert "gen_000002.npz" in os.listdir(os.path.join(work, "replay"))
+    assert glob.glob(os.path.join(work, "sgf", "gen000002_*.sgf"))
+
+
+def test_kill_between_checkpoint_and_metrics_keeps_every_metrics_line(first_run, tmp_path):
+    work = str(tmp_path / "run")
+    shutil.copytree(first_run["snapshot"], work)
+    # What a kill right after ckpt.save(1) leaves: checkpoint 1, no line for 1.
+    with open(os.path.join(work, "metrics.jsonl")) as f:
+        lines = f.readlines()
+    with open(os.path.join(work, "metrics.jsonl"), "w") as f:
+        f.writelines(lines[:1])
+    pipeline.train_and_evaluate(_tiny_config(), work, progress=False, log=lambda *_: None)
+    assert [m["generation"] for m in _metrics(work)] == [0, 1]
+
+
+def _train_command(workdir, *overrides):
+    return [sys.executable, "-m", "saijax.train", f"--config={TINY}", f"--workdir={workdir}", "--noprogress", *overrides]
+
+
+def _run(command, **kwargs):
+    return subprocess.run(
+        command, cwd=REPO, env=dict(os.environ, JAX_PLATFORMS="cpu"), capture_output=True, text=True, timeout=600, **kwargs
+    )
+
+
+def _last_line(text):
+    return [line for line in text.splitlines() if line.strip()][-1]
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_and_finishes(tmp_path):
+    workdir = tmp_path / "run"
+    command = _train_command(workdir, "--config.generations=4")
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    with open(tmp_path / "first.log", "w") as out:
+        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.time() + 600
+            # Generation 0 done: its checkpoint and its metrics line exist.
+            while not (
+                os.path.isdir(workdir / "checkpoints" / "0")
+                and os.path.exists(workdir / "metrics.jsonl")
+                and os.path.getsize(workdir / "metrics.jsonl") > 0
+            ):
+                assert process.poll() is None, (tmp_path / "first.log").read_text()[-3000:]
+                assert time.time() < deadline
+                time.sleep(0.02)
+            os.kill(process.pid, signal.SIGKILL)  # somewhere in generation 1
+        finally:
+            process.kill()
+            process.wait()
+    assert process.returncode == -signal.SIGKILL
+    with checkpoints.Checkpointer(workdir) as ckpt:
+        assert 3 not in ckpt.all_generations()  # killed mid-run
+
+    second = _run(command)
+    assert second.returncode == 0, (second.stdout + second.stderr)[-3000:]
+    assert "resuming from" in second.stdout + second.stderr
+    config = _tiny_config(generations=4)
+    with checkpoints.Checkpointer(workdir) as ckpt:
+        assert ckpt.latest_generation() == 3
+        net = training.network_for_generation(config, 3)
+        template = training.abstract_train_state(net, training.make_optimizer(config.training))
+        payload = ckpt.restore_latest(template, expected_shape=(1, 8))
+    assert payload.generation == 3
+    assert all(np.all(np.isfinite(x)) for x in jax.tree_util.tree_leaves(payload.state.params))
+    assert {m["generation"] for m in _metrics(workdir)} == {0, 1, 2, 3}
+    assert sorted(os.listdir(workdir / "replay")) == [f"gen_{g:06d}.npz" for g in range(4)]
+
+
+def test_lambda_below_mu_is_rejected_before_anything_is_written(tmp_path):
+    workdir = tmp_path / "run"
+    result = _run(_train_command(workdir, "--config.search.lambda_=0.1", "--config.search.mu=0.5"))
+    assert result.returncode != 0
+    message = _last_line(result.stderr)
+    assert "search.lambda_" in message and "search.mu" in message, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert not os.path.exists(workdir / "checkpoints")
+
+
+@pytest.fixture(scope="module")
+def unknown_field(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("unknown") / "run"
+    return workdir, _run(_train_command(workdir, "--config.search.lamda=0.5"))
+
+
+def test_unknown_config_field_fails(unknown_field):
+    workdir, result = unknown_field
+    assert result.returncode != 0
+    assert "lamda" in _last_line(result.stderr) and "lambda_" in _last_line(result.stderr), result.stderr[-2000:]
+    assert not os.path.exists(workdir)
+
+
+def test_unknown_config_field_is_a_one_line_error(unknown_field):
+    _, result = unknown_field
+    assert "Traceback" not in result.stderr
+
+
+def _corrupt(step_dir, what):
+    if what == "arrays":
+        data = max(glob.glob(os.path.join(step_dir, "state", "ocdbt.process_0", "d", "*")), key=os.path.getsize)
+        with open(data, "r+b") as f:
+            f.truncate(os.path.getsize(data) // 2)
+    else:
+        with open(os.path.join(step_dir, "meta", "metadata"), "w") as f:
+            f.write('{"generation": 1, "blo')
+
+
+@pytest.mark.parametrize("what", ["arrays", "metadata"])
+def test_corrupt_latest_checkpoint_is_a_clear_error(first_run, tmp_path, what):
+    work = str(tmp_path / "run")
+    shutil.copytree(first_run["snapshot"], work)
+    step_dir = os.path.join(work, "checkpoints", "1")
+    _corrupt(step_dir, what)
+    kept = [os.path.join(work, name) for name in ("replay", "sgf", "metrics.jsonl")]
+    before = _digest(kept)
+    with pytest.raises(checkpoints.CheckpointError) as error:
+        pipeline.train_and_evaluate(_tiny_config(), work, progress=False, log=lambda *_: None)
+    assert step_dir in str(error.value)
+    assert "corrupt" in str(error.value)
+    assert _digest(kept) == before
+    assert sorted(os.listdir(os.path.join(work, "checkpoints"))) == ["0", "1"]
+
+
+def test_corrupt_checkpoint_from_the_command_line(first_run, tmp_path):
+    work = str(tmp_path / "run")
+    shutil.copytree(first_run["snapshot"], work)
+    step_dir = os.path.join(work, "checkpoints", "1")
+    _corrupt(step_dir, "arrays")
+    result = _run(_train_command(work))
+    assert result.returncode != 0
+    message = _last_line(result.stderr)
+    assert step_dir in message and "corrupt" in message, result.stderr[-2000:]
