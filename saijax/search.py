@@ -254,7 +254,11 @@ def _make_recurrent_fn(evaluator: Evaluator, rules: go.GoRules, config: SearchCo
         nxt = vstep(states, action)
         logits, alpha, beta = evaluator(net_params, nxt)
         term = nxt.terminated
-        alpha = jnp.where(term, _terminal_margin(rules, nxt), alpha)
+        # Scoring is a flood fill: skip it when no leaf in the batch has ended.
+        margin = jax.lax.cond(
+            jnp.any(term), lambda: _terminal_margin(rules, nxt), lambda: jnp.zeros(term.shape, jnp.float32)
+        )
+        alpha = jnp.where(term, margin, alpha)
         beta = jnp.where(term, config.beta_terminal, beta)
         value = _node_value(config, rules, alpha, beta, nxt, root)
         reward = jnp.where(term, -value, 0.0)
