@@ -389,7 +389,8 @@ class Checkpointer:
         older = [g for g in self.all_generations() if g < generation]
         hint = (f' Older checkpoints: {older}; move {directory} aside to '
                 f'resume from generation {older[-1]}.' if older else '')
-        reason = str(cause).strip().splitlines()[0] if str(cause) else ''
+        reason = ' '.join(str(cause).split())
+        reason = reason.split(' See full TensorStore details')[0]
         if len(reason) > 300:
             reason = reason[:300] + '...'
         error = CheckpointError(

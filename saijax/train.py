@@ -52,7 +52,11 @@ def main(argv):
     try:
         summary = pipeline.train_and_evaluate(config, _WORKDIR.value, progress=_PROGRESS.value)
     except ValueError as e:  # bad config, corrupt checkpoint: one clear line
-        raise app.UsageError(str(e)) from None
+        sys.stderr.write(f"error: {' '.join(str(e).split())}\n")
+        sys.stderr.flush()
+        # Exit at once: orbax's background readers of a corrupt checkpoint
+        # would otherwise bury this line under their shutdown logs.
+        os._exit(1)
     print()
     print(f"fair komi estimate (α of the empty board): {summary['fair_komi']:+.2f} (β {summary['beta_empty']:.3f})")
     print(f"the net's preferred first move: {summary['first_move']}")
