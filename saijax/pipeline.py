@@ -6,7 +6,7 @@ runs; notebooks and tests call it directly. Each generation:
 1. builds (or grows) the network the schedule asks for,
 2. plays self-play until ``games_per_generation`` games have finished, in
    jitted lockstep chunks, and writes the generation's training rows to
-   ``<workdir>/replay/gen_XXXXXX.npz`` and a few SGFs to ``<workdir>/sgf``,
+   ``<workdir>/replay/gen_<generation>.npz`` and a few SGFs to ``<workdir>/sgf``,
 3. trains ``steps_per_generation`` steps on the window of the last w
    generations,
 4. saves an orbax checkpoint under ``<workdir>/checkpoints`` and appends a
