@@ -235,7 +235,7 @@ def _analyze(rules: GoRules, board, chain, to_play, ko_point, cur_hash, hash_his
     only used for the SAI illegal plane, since superko covers it for legality.
 
     One segment-sum over chains gives, per chain, the liberty multiset's count
-    L, sum S and sum of squares Q, and the chain's hash. A chain has exactly
+    L and sum S (packed in one word), sum of squares Q, and the chain's hash. A chain has exactly
     one distinct liberty iff S = L·m and Q = L·m² for the integer m = S / L
     (then Σ (p − m)² = 0), which is exact in 32-bit integers for N ≤ 19.
     """
@@ -252,21 +252,22 @@ def _analyze(rules: GoRules, board, chain, to_play, ko_point, cur_hash, hash_his
     stone_z = jnp.where(
         (board == 1)[:, None], z[2], jnp.where((board == -1)[:, None], z[0], jnp.uint32(0))
     )  # [P, 2]
-    # Rows: each (empty point, adjacent stone) pair adds (1, p, p², 0, 0) to the
-    # stone's chain; each stone adds (0, 0, 0, hash) to its own chain.
+    # Rows: each (empty point, adjacent stone) pair adds (count·2^20 + p, p², 0, 0)
+    # to the stone's chain; each stone adds (0, 0, hash) to its own chain.
+    # Count (≤ 4·361 < 2^11) and sum (≤ 4·361·360 < 2^20) share one word.
     touches = empty[:, None] & (jnp.abs(nb_colour) == 1)
-    lib_rows = jnp.stack([jnp.ones_like(points), points, points * points], axis=1)  # [P, 3]
-    lib_rows = jnp.broadcast_to(lib_rows[:, None, :], (n_pts, 4, 3))
+    lib_rows = jnp.stack([points + jnp.uint32(1 << 20), points * points], axis=1)  # [P, 2]
+    lib_rows = jnp.broadcast_to(lib_rows[:, None, :], (n_pts, 4, 2))
     lib_rows = jnp.concatenate([lib_rows, jnp.zeros((n_pts, 4, 2), jnp.uint32)], axis=2)
-    hash_rows = jnp.concatenate([jnp.zeros((n_pts, 3), jnp.uint32), stone_z], axis=1)
-    rows = jnp.concatenate([lib_rows.reshape(-1, 5), hash_rows])
+    hash_rows = jnp.concatenate([jnp.zeros((n_pts, 2), jnp.uint32), stone_z], axis=1)
+    rows = jnp.concatenate([lib_rows.reshape(-1, 4), hash_rows])
     seg = jnp.concatenate([jnp.where(touches, nb_chain, n_pts).reshape(-1), jnp.where(stone, chain, n_pts)])
-    per_chain = jax.ops.segment_sum(rows, seg, num_segments=n_pts + 1)  # [P+1, 5]
-    mine = per_chain[jnp.where(stone, chain, n_pts)]  # [P, 5]
-    count, lib_sum, lib_sq = mine[:, 0], mine[:, 1], mine[:, 2]
+    per_chain = jax.ops.segment_sum(rows, seg, num_segments=n_pts + 1)  # [P+1, 4]
+    mine = per_chain[jnp.where(stone, chain, n_pts)]  # [P, 4]
+    count, lib_sum, lib_sq = mine[:, 0] >> 20, mine[:, 0] & jnp.uint32((1 << 20) - 1), mine[:, 1]
     mean = lib_sum // jnp.maximum(count, 1)
     atari_stones = stone & (count > 0) & (lib_sum == count * mean) & (lib_sq == count * mean * mean)
-    chain_hash = mine[:, 3:]  # [P, 2]
+    chain_hash = mine[:, 2:]  # [P, 2]
     nb_atari = _neighbour_values(rules, atari_stones, False)  # [P, 4]
 
     c = to_play.astype(jnp.int32)
