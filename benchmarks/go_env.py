@@ -21,50 +21,38 @@ def _sample(key, legal):
     return jax.random.categorical(key, jnp.where(legal, 0.0, -jnp.inf), axis=-1)
 
 
-def saijax_runner(size, batch, steps):
-    rules = go.GoRules(size)
-    fresh = jax.vmap(lambda k: go.init(rules, k))(jnp.full((batch,), 7.5))
-    vstep = jax.vmap(lambda s, a: go.step(rules, s, a))
+def _random_play(vstep, legal_of, fresh, steps):
+    """A jitted scan of ``steps`` uniformly random legal moves; finished games
+    restart from ``fresh``. Identical for both environments."""
 
-    def body(carry, key):
-        state = carry
-        action = _sample(key, state.legal)
-        state = vstep(state, action)
+    def body(state, key):
+        state = vstep(state, _sample(key, legal_of(state)))
+        done = state.terminated
         state = jax.tree_util.tree_map(
-            lambda f, s: jnp.where(state.terminated.reshape((-1,) + (1,) * (s.ndim - 1)), f, s), fresh, state
+            lambda f, s: jnp.where(done.reshape((-1,) + (1,) * (s.ndim - 1)), f, s), fresh, state
         )
         return state, None
 
     @jax.jit
     def run(state, key):
-        state, _ = jax.lax.scan(body, state, jax.random.split(key, steps))
-        return state
+        return jax.lax.scan(body, state, jax.random.split(key, steps))[0]
 
-    return run, fresh, lambda s: s.board
+    return run
+
+
+def saijax_runner(size, batch, steps):
+    rules = go.GoRules(size)
+    fresh = jax.vmap(lambda k: go.init(rules, k))(jnp.full((batch,), 7.5))
+    vstep = jax.vmap(lambda s, a: go.step(rules, s, a))
+    return _random_play(vstep, lambda s: s.legal, fresh, steps), fresh, lambda s: s.board
 
 
 def pgx_runner(size, batch, steps):
     import pgx
 
     env = pgx.make(f"go_{size}x{size}")
-    init = jax.jit(jax.vmap(env.init))
-    vstep = jax.vmap(env.step)
-
-    fresh = init(jax.random.split(jax.random.PRNGKey(0), batch))
-
-    def body(state, key):
-        action = _sample(key, state.legal_action_mask)
-        state = vstep(state, action)
-        state = jax.tree_util.tree_map(
-            lambda f, s: jnp.where(state.terminated.reshape((-1,) + (1,) * (s.ndim - 1)), f, s), fresh, state
-        )
-        return state, None
-
-    @jax.jit
-    def run(state, key):
-        state, _ = jax.lax.scan(body, state, jax.random.split(key, steps))
-        return state
-
+    fresh = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(0), batch))
+    run = _random_play(jax.vmap(env.step), lambda s: s.legal_action_mask, fresh, steps)
     return run, fresh, lambda s: s.legal_action_mask
 
 

@@ -23,6 +23,7 @@ must not be empty.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import math
 import os
@@ -401,6 +402,14 @@ def beta_scale(config) -> float:
     if config.network.beta_scale:
         return float(config.network.beta_scale)
     return 10.0 / (config.board_size * config.board_size)
+
+
+def from_section(cls, section) -> Any:
+    """Builds the static dataclass ``cls`` from a config section (a
+    ConfigDict or mapping), keeping only the fields ``cls`` defines."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    items = dict(section.items()) if hasattr(section, 'items') else dict(section)
+    return cls(**{k: v for k, v in items.items() if k in names})
 
 
 def load_config(path: str | os.PathLike) -> ml_collections.ConfigDict:

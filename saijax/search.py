@@ -46,6 +46,7 @@ import mctx
 import numpy as np
 from flax import struct
 
+from saijax import config as config_lib
 from saijax import go
 from saijax import networks
 from saijax import sigmoid
@@ -124,10 +125,8 @@ class SearchConfig:
 
     @classmethod
     def from_config(cls, config) -> "SearchConfig":
-        """Builds from a mapping (e.g. the ``search`` ConfigDict), ignoring unknown keys."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        items = dict(config.items()) if hasattr(config, "items") else dict(config)
-        return cls(**{k: v for k, v in items.items() if k in names})
+        """Builds from a config section (e.g. ``config.search``), ignoring unknown keys."""
+        return config_lib.from_section(cls, config)
 
 
 @struct.dataclass

@@ -48,6 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from saijax import config as config_lib
 from saijax import go
 from saijax import replay
 from saijax import search
@@ -88,9 +89,8 @@ class SelfPlayConfig:
 
     @classmethod
     def from_config(cls, config) -> "SelfPlayConfig":
-        names = {f.name for f in dataclasses.fields(cls)}
-        items = dict(config.items()) if hasattr(config, "items") else dict(config)
-        return cls(**{k: v for k, v in items.items() if k in names})
+        """Builds from a config section (e.g. ``config.selfplay``), ignoring unknown keys."""
+        return config_lib.from_section(cls, config)
 
 
 @struct.dataclass
