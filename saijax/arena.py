@@ -95,6 +95,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.stats
 
+from saijax import cli
 from saijax import go
 from saijax import gtp_client
 from saijax import networks
@@ -1126,8 +1127,19 @@ def _build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> int:
+    """``python -m saijax.arena``: plays the match and prints the report; returns the exit code.
+
+    A player that cannot be loaded (missing or corrupt checkpoint, bad
+    option) is one ``saijax.arena: error:`` line on stderr and exit code 2.
+    With ``exit_on_error`` (the command line) the process ends right there,
+    so that line is the last one on stderr.
+    """
     args = _build_parser().parse_args(argv)
+
+    def fail(e):
+        return cli.report_error(f"saijax.arena: error: {e}", 2, exit_now=exit_on_error)
+
     rules = go.GoRules(args.board_size)
     log = None if args.quiet else (lambda line: print(line, flush=True))
     score_visits = args.score_visits or None
@@ -1144,7 +1156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             lambda_=lam, mu=mu, threshold=threshold,
         )
 
-    me = player(args.player, args.visits, args.lambda_, args.mu, args.threshold, args.name, args.seed)
+    try:
+        me = player(args.player, args.visits, args.lambda_, args.mu, args.threshold, args.name, args.seed)
+    except (ValueError, OSError) as e:  # a missing or corrupt checkpoint, a bad option
+        return fail(e)
     common = dict(
         games=args.games, komi=args.komi, handicap=args.handicap, alternate_colours=not args.no_alternate,
         seed=args.seed, max_moves=args.max_moves, resign_threshold=args.resign_threshold,
@@ -1167,9 +1182,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         lam = args.lambda_ if args.opponent_lambda_ is None else args.opponent_lambda_
         mu = args.mu if args.opponent_mu is None else args.opponent_mu
         threshold = args.threshold if args.opponent_threshold is None else args.opponent_threshold
-        them = player(
-            opp, args.opponent_visits or args.visits, lam, mu, threshold, args.opponent_name, args.seed + 1
-        )
+        try:
+            them = player(
+                opp, args.opponent_visits or args.visits, lam, mu, threshold, args.opponent_name, args.seed + 1
+            )
+        except (ValueError, OSError) as e:
+            return fail(e)
         if them.name == me.name:
             them = dataclasses.replace(them, name=them.name + "-2")
         results = play_match(rules, me, them, **common)
@@ -1181,4 +1199,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(exit_on_error=True))

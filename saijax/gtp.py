@@ -76,6 +76,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import saijax
+from saijax import cli
 from saijax import go
 from saijax import players
 from saijax import search
@@ -1075,8 +1076,13 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m saijax.gtp``: serves GTP on stdin/stdout; returns the exit code."""
+def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> int:
+    """``python -m saijax.gtp``: serves GTP on stdin/stdout; returns the exit code.
+
+    A checkpoint or option that cannot be loaded is one ``saijax.gtp: error:``
+    line on stderr and exit code 2. With ``exit_on_error`` (the command line)
+    the process ends right there, so that line is the last one on stderr.
+    """
     args = _parse_args(argv)
     gtp_out = getattr(sys.stdout, "buffer", sys.stdout)
     # Only GTP responses go to the real stdout; stray prints go to stderr.
@@ -1105,8 +1111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 search_config=search.SearchConfig(algorithm=args.algorithm),
             )
         except (ValueError, OSError) as e:
-            print(f"saijax.gtp: error: {e}", file=sys.stderr)
-            return 2
+            return cli.report_error(f"saijax.gtp: error: {e}", 2, exit_now=exit_on_error)
         print(f"saijax.gtp: {player.description}", file=sys.stderr)
         serve(engine, sys.stdin.buffer, gtp_out)
         return 0
@@ -1115,4 +1120,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(exit_on_error=True))

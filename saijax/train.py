@@ -12,6 +12,7 @@ from absl import logging
 from absl import flags
 from ml_collections import config_flags
 
+from saijax import cli
 from saijax import pipeline
 
 _CONFIG = config_flags.DEFINE_config_file("config", None, "Run config file (configs/*.py).", lock_config=True)
@@ -52,11 +53,7 @@ def main(argv):
     try:
         summary = pipeline.train_and_evaluate(config, _WORKDIR.value, progress=_PROGRESS.value)
     except ValueError as e:  # bad config, corrupt checkpoint: one clear line
-        sys.stderr.write(f"error: {' '.join(str(e).split())}\n")
-        sys.stderr.flush()
-        # Exit at once: orbax's background readers of a corrupt checkpoint
-        # would otherwise bury this line under their shutdown logs.
-        os._exit(1)
+        cli.exit_with_error(f"error: {e}")
     print()
     print(f"fair komi estimate (α of the empty board): {summary['fair_komi']:+.2f} (β {summary['beta_empty']:.3f})")
     print(f"the net's preferred first move: {summary['first_move']}")

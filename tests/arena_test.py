@@ -236,3 +236,13 @@ def test_bad_settings_are_rejected(net):
         arena.play_match(R5, a, b, games=2, resign_threshold=1.5)
     with pytest.raises(ValueError, match="lambda_ >= mu"):
         _player(net, "c", 0, lambda_=0.2, mu=0.5)
+
+
+def test_cli_missing_checkpoint_is_one_error_line(tmp_path, capsys):
+    missing = tmp_path / "no-run-here"
+    for player, opponent in ((missing, "uniform"), ("random", missing)):
+        code = arena.main([f"--player={player}", f"--opponent={opponent}", "--games=2", "--board_size=5",
+                           "--blocks=1", "--filters=8", "--quiet"])
+        assert code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err[-1].startswith("saijax.arena: error:") and str(missing) in err[-1]

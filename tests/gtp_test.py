@@ -609,6 +609,15 @@ def test_load_player_errors_name_the_path(tmp_path):
     with pytest.raises(checkpoints.CheckpointError, match=re.escape(str(corrupt / "checkpoints" / "2"))):
         players.load_player(str(corrupt))
 
+    # From the command line: exit code 2 and the error is stderr's last line.
+    result = subprocess.run(
+        [sys.executable, "-m", "saijax.gtp", f"--checkpoint={corrupt}"],
+        input=b"name\n", capture_output=True, timeout=120,
+    )
+    assert result.returncode == 2 and result.stdout == b""
+    last = result.stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("saijax.gtp: error:") and str(corrupt / "checkpoints" / "2") in last, last
+
 
 def test_main_reports_a_bad_checkpoint(tmp_path, capsys):
     missing = tmp_path / "nothing-here"
