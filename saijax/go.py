@@ -252,17 +252,16 @@ def _analyze(rules: GoRules, board, chain, to_play, ko_point, cur_hash, hash_his
     stone_z = jnp.where(
         (board == 1)[:, None], z[2], jnp.where((board == -1)[:, None], z[0], jnp.uint32(0))
     )  # [P, 2]
-    # Rows: each (empty point, adjacent stone) pair adds (count·2^20 + p, p², 0, 0)
-    # to the stone's chain; each stone adds (0, 0, hash) to its own chain.
-    # Count (≤ 4·361 < 2^11) and sum (≤ 4·361·360 < 2^20) share one word.
-    touches = empty[:, None] & (jnp.abs(nb_colour) == 1)
-    lib_rows = jnp.stack([points + jnp.uint32(1 << 20), points * points], axis=1)  # [P, 2]
-    lib_rows = jnp.broadcast_to(lib_rows[:, None, :], (n_pts, 4, 2))
-    lib_rows = jnp.concatenate([lib_rows, jnp.zeros((n_pts, 4, 2), jnp.uint32)], axis=2)
-    hash_rows = jnp.concatenate([jnp.zeros((n_pts, 2), jnp.uint32), stone_z], axis=1)
-    rows = jnp.concatenate([lib_rows.reshape(-1, 4), hash_rows])
-    seg = jnp.concatenate([jnp.where(touches, nb_chain, n_pts).reshape(-1), jnp.where(stone, chain, n_pts)])
-    per_chain = jax.ops.segment_sum(rows, seg, num_segments=n_pts + 1)  # [P+1, 4]
+    # Each (empty point e, adjacent stone) pair adds (2^20 + e, e²) to the
+    # stone's chain: summed first per stone over its four neighbours (dense),
+    # then one segment-sum of a row per stone (with the stone's hash) over
+    # chains. Count (≤ 4·361 < 2^11) and sum (≤ 4·361·360 < 2^20) share one word.
+    nb_points = _neighbour_values(rules, points, 0)  # [P, 4]
+    is_lib = (nb_colour == 0) & stone[:, None]
+    lib_word = jnp.sum(jnp.where(is_lib, nb_points + jnp.uint32(1 << 20), 0), axis=1, dtype=jnp.uint32)
+    lib_sq = jnp.sum(jnp.where(is_lib, nb_points * nb_points, 0), axis=1, dtype=jnp.uint32)
+    rows = jnp.concatenate([lib_word[:, None], lib_sq[:, None], stone_z], axis=1)  # [P, 4]
+    per_chain = jax.ops.segment_sum(rows, jnp.where(stone, chain, n_pts), num_segments=n_pts + 1)  # [P+1, 4]
     mine = per_chain[jnp.where(stone, chain, n_pts)]  # [P, 4]
     count, lib_sum, lib_sq = mine[:, 0] >> 20, mine[:, 0] & jnp.uint32((1 << 20) - 1), mine[:, 1]
     mean = lib_sum // jnp.maximum(count, 1)

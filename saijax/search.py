@@ -1,7 +1,9 @@
 """Batched MCTS with SAI's λ/μ agents, on top of mctx (DESIGN.md §4, §5).
 
-The search is an ordinary mctx search whose embedding is the Go state plus
-the node's (α, β). What makes it SAI's is the value given to every node:
+The search is mctx's algorithm (Gumbel MuZero or PUCT action selection on an
+``mctx.Tree``, run by :func:`saijax.mcts.search`, whose backward pass is
+batched) with the Go state plus the node's (α, β) as the embedding. What
+makes it SAI's is the value given to every node:
 
 * At the root, the evaluator's (α_s, β_s) and the real signed komi k_s give
   the bonus interval [x_μ, x_λ] (``sigmoid.agent_interval``; the variable
@@ -48,6 +50,7 @@ from flax import struct
 
 from saijax import config as config_lib
 from saijax import go
+from saijax import mcts
 from saijax import networks
 from saijax import sigmoid
 
@@ -377,12 +380,10 @@ def _gumbel_policy(search_params, keys, root, recurrent_fn, legal, config: Searc
     """
     invalid = ~legal
     gumbel = config.gumbel_scale * jax.vmap(lambda k: jax.random.gumbel(k, legal.shape[1:]))(keys)
-    if jax.dtypes.issubdtype(keys.dtype, jax.dtypes.prng_key):
-        keys = jax.random.key_data(keys)
     qtransform = mctx.qtransform_completed_by_mix_value
-    tree = mctx.search(
-        params=search_params,
-        rng_key=keys[0],  # unused by the Gumbel selections and our recurrent_fn
+    tree = mcts.search(
+        search_params,
+        jax.vmap(lambda k: jax.random.fold_in(k, 3))(keys),  # unused by the Gumbel selections
         root=root,
         recurrent_fn=recurrent_fn,
         root_action_selection_fn=functools.partial(
@@ -409,10 +410,9 @@ def _gumbel_policy(search_params, keys, root, recurrent_fn, legal, config: Searc
 
 
 def _puct_policy(search_params, keys, root, recurrent_fn, legal, config: SearchConfig, rules: go.GoRules):
-    """PUCT (``mctx.muzero_policy``) with per-game Dirichlet noise, tie breaks and sampling."""
-    k_noise, k_tie, k_act = (jax.vmap(lambda k, i=i: jax.random.fold_in(k, i))(keys) for i in range(3))
-    if jax.dtypes.issubdtype(keys.dtype, jax.dtypes.prng_key):
-        keys = jax.random.key_data(keys)
+    """PUCT (as ``mctx.muzero_policy``: ``mctx.muzero_action_selection`` at
+    every node) with per-game Dirichlet noise, tie breaks and sampling."""
+    k_noise, k_tie, k_act, k_search = (jax.vmap(lambda k, i=i: jax.random.fold_in(k, i))(keys) for i in range(4))
     probs = jax.nn.softmax(root.prior_logits, axis=-1)
     if config.dirichlet_fraction > 0:
         alpha = config.dirichlet_alpha or 0.03 * 361 / rules.num_points
@@ -421,32 +421,34 @@ def _puct_policy(search_params, keys, root, recurrent_fn, legal, config: SearchC
         noise = noise / jnp.maximum(jnp.sum(noise, axis=-1, keepdims=True), 1e-12)
         probs = (1.0 - config.dirichlet_fraction) * probs + config.dirichlet_fraction * noise
     # A tiny per-game perturbation of the prior breaks exact ties (flat
-    # priors) independently of the batch; mctx's own 1e-7 tie noise is
-    # batch-dependent but far smaller than this.
+    # priors); mctx's own 1e-7 tie noise is far smaller than this.
     tie = 1e-4 * jax.vmap(lambda k: jax.random.uniform(k, legal.shape[1:]))(k_tie)
     logits = _masked_logits(jnp.log(jnp.maximum(probs, 1e-30)) + tie, legal)
     root = root.replace(prior_logits=logits)
-    out = mctx.muzero_policy(
-        search_params,
-        keys[0],
-        root,
-        recurrent_fn,
-        num_simulations=config.num_simulations,
-        invalid_actions=~legal,
-        dirichlet_fraction=0.0,
+    selection = functools.partial(
+        mctx.muzero_action_selection,
         pb_c_init=config.c_puct,
         pb_c_base=1e12,
-        temperature=1.0,
         qtransform=functools.partial(_qtransform_fpu, fpu_reduction=config.fpu_reduction),
     )
-    visits = out.action_weights  # visit-count distribution
+    tree = mcts.search(
+        search_params,
+        k_search,  # mctx's 1e-7 tie-break noise, per game
+        root=root,
+        recurrent_fn=recurrent_fn,
+        root_action_selection_fn=functools.partial(selection, depth=0),
+        interior_action_selection_fn=selection,
+        num_simulations=config.num_simulations,
+        invalid_actions=~legal,
+    )
+    visits = tree.summary().visit_probs  # visit-count distribution
     if config.temperature > 0:
         act_logits = jnp.where(visits > 0, jnp.log(jnp.maximum(visits, 1e-30)) / config.temperature, -jnp.inf)
         action = jax.vmap(jax.random.categorical)(k_act, act_logits)
     else:
         # Most visits; ties go to the higher prior.
         action = jnp.argmax(visits + 1e-6 * jax.nn.softmax(logits, axis=-1), axis=-1)
-    return action.astype(jnp.int32), visits, out.search_tree
+    return action.astype(jnp.int32), visits, tree
 
 
 def _search_batch(
