@@ -7,6 +7,11 @@ process: the jitted forward pass on a batch of B positions (evaluations/s =
 B / time), and a jitted batched search of S simulations (evaluations/s =
 B·(S+1) / time, the root evaluation included). It prints both, their ratio
 (the target is ≥ 0.9) and the fraction of search time spent outside the net.
+
+The two are timed in alternating rounds (the forward pass as the best of a
+few calls, then one search), and the ratio is the median over the rounds, so
+a slow spell of the machine hits both sides of a round alike; the spread
+(min–max over rounds) is printed with it.
 """
 
 import argparse
@@ -14,6 +19,7 @@ import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from saijax import go
 from saijax import networks
@@ -43,21 +49,28 @@ def positions(rules, batch, moves, seed=0):
     return states
 
 
-def measure(rules, batch, sims, blocks, filters, states):
+def measure(rules, batch, sims, blocks, filters, states, rounds):
     net = networks.make_network(rules.size, blocks=blocks, filters=filters)
     variables = networks.init_network(net, jax.random.PRNGKey(0))
     evaluator = search.make_network_evaluator(net, rules)
     forward = jax.jit(evaluator)
-    t_fwd = _time(forward, variables, states)
     cfg = search.SearchConfig(num_simulations=sims, lambda_=0.5)
     fn = search.make_search_fn(evaluator, rules, cfg)
-    t_search = _time(fn, variables, jax.random.PRNGKey(1), states, repeats=3)
-    fwd_rate = batch / t_fwd
-    search_rate = batch * (sims + 1) / t_search
-    outside = 1.0 - (sims + 1) * t_fwd / t_search
+    key = jax.random.PRNGKey(1)
+    jax.block_until_ready(fn(variables, key, states))  # compile
+    t_fwds, t_searches = [], []
+    for _ in range(rounds):
+        t_fwds.append(_time(forward, variables, states, repeats=5))
+        t_searches.append(_time(fn, variables, key, states, repeats=1))
+    t_fwds, t_searches = np.array(t_fwds), np.array(t_searches)
+    ratios = (sims + 1) * t_fwds / t_searches
+    ratio = float(np.median(ratios))
+    fwd_rate = batch / float(np.median(t_fwds))
+    search_rate = batch * (sims + 1) / float(np.median(t_searches))
     print(
         f"{blocks}x{filters}: forward {fwd_rate:,.0f} evals/s | search {search_rate:,.0f} evals/s | "
-        f"ratio {search_rate / fwd_rate:.2f} | time outside the net {max(outside, 0.0):.0%}"
+        f"ratio {ratio:.2f} (rounds: {ratios.min():.2f}-{ratios.max():.2f}) | "
+        f"time outside the net {max(1.0 - ratio, 0.0):.0%}"
     )
 
 
@@ -67,6 +80,7 @@ def main():
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--simulations", type=int, default=32)
     parser.add_argument("--nets", default="6x64,2x32")
+    parser.add_argument("--rounds", type=int, default=7, help="alternating forward/search timing rounds")
     args = parser.parse_args()
     rules = go.GoRules(args.size)
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; {args.size}x{args.size}, batch {args.batch}, "
@@ -74,7 +88,7 @@ def main():
     states = positions(rules, args.batch, moves=20)
     for spec in args.nets.split(","):
         blocks, filters = (int(x) for x in spec.split("x"))
-        measure(rules, args.batch, args.simulations, blocks, filters, states)
+        measure(rules, args.batch, args.simulations, blocks, filters, states, args.rounds)
 
 
 if __name__ == "__main__":

@@ -114,7 +114,9 @@ class GoRules:
 class GoState:
     """One game's state. Unbatched; ``jax.vmap`` adds a leading batch axis.
 
-    Shapes use P = N*N points and H = max_moves + 1.
+    Shapes use P = N*N points and H = W² history slots, the smallest square
+    with H ≥ max_moves + 1 (the superko lookup reads the history as W blocks
+    of W).
     """
 
     board: chex.Array  # [P] int8: +1 black, -1 white, 0 empty
@@ -131,7 +133,7 @@ class GoState:
     illegal_planes: chex.Array  # [4, P] bool, SAI plane 3 at t..t-3
     atari_planes: chex.Array  # [4, P] bool, SAI plane 4 at t..t-3
     hash: chex.Array  # [2] uint32, additive Zobrist hash of the board
-    hash_history: chex.Array  # [H, 2] uint32, every position's hash so far, sorted by word 0
+    hash_history: chex.Array  # [H, 2] uint32, every position's hash so far, sorted by word 0 (padding: all ones)
 
 
 # ---------------------------------------------------------------------------
@@ -183,26 +185,44 @@ def _board_hash(rules: GoRules, board):
 def _seen(sorted_history, hashes):
     """bool[...]: whether each hash in ``hashes`` [..., 2] is in the history.
 
-    The history is kept sorted by its first word, so this is a binary search
-    (log H gathers per candidate) rather than an all-pairs comparison. Two
-    different positions sharing a first word would need a 2^-32 coincidence
-    and then only hide the later of them from the check.
+    The history is kept sorted by its first word and read as blocks of W ≈ √H
+    entries: a candidate is compared with every block's first word to find
+    its block (vectorised compares, no gathers), then with the W entries of
+    that block (one gather of a contiguous slice). Two different positions
+    sharing a first word would need a 2^-32 coincidence and then only hide
+    the later of them from the check.
     """
-    idx = jnp.searchsorted(sorted_history[:, 0], hashes[..., 0], side="left", method="scan_unrolled")
-    idx = jnp.minimum(idx, sorted_history.shape[0] - 1)
-    found = sorted_history[idx]
-    return (found[..., 0] == hashes[..., 0]) & (found[..., 1] == hashes[..., 1])
+    h = sorted_history.shape[0]
+    width = _block_width(h)
+    padded = jnp.concatenate(
+        [sorted_history, jnp.full((width * width - h, 2), np.uint32(0xFFFFFFFF), jnp.uint32)]
+    )
+    blocks = padded.reshape(width, width, 2)
+    firsts = blocks[:, 0, 0]  # [num_blocks], sorted
+    flat = hashes.reshape(-1, 2)
+    block = jnp.maximum(jnp.sum(firsts[None, :] <= flat[:, :1], axis=1) - 1, 0)
+    found = blocks[block]  # [K, W, 2]
+    hit = jnp.any((found[:, :, 0] == flat[:, None, 0]) & (found[:, :, 1] == flat[:, None, 1]), axis=1)
+    return hit.reshape(hashes.shape[:-1])
 
 
-def _insert_sorted(sorted_history, new_hash):
+def _block_width(history_length: int) -> int:
+    """W, the smallest integer with W² ≥ ``history_length``."""
+    width = int(np.ceil(np.sqrt(history_length)))
+    return width + (width * width < history_length)
+
+
+def _insert_sorted(sorted_history, new_hash, insert=True):
     """Inserts ``new_hash`` [2] into the sorted history [H, 2], dropping the last.
 
-    The history has H = max_moves + 1 slots: the start position plus unused
+    The history has H ≥ max_moves + 1 slots: the start position plus unused
     slots holding the all-ones sentinel, which sorts last. Each move consumes
-    one sentinel, so only sentinels are ever dropped.
+    one sentinel, so only sentinels are ever dropped. With ``insert`` False
+    (traced) the history is returned unchanged.
     """
     h = sorted_history.shape[0]
     pos = jnp.searchsorted(sorted_history[:, 0], new_hash[0], side="left", method="scan_unrolled")
+    pos = jnp.where(insert, pos, h)
     i = jnp.arange(h)[:, None]
     shifted = jnp.concatenate([sorted_history[:1], sorted_history[:-1]])
     return jnp.where(i < pos, sorted_history, jnp.where(i == pos, new_hash[None, :], shifted))
@@ -395,7 +415,8 @@ def _make_state(rules: GoRules, board, komi, to_play) -> GoState:
     n_pts = rules.num_points
     chain = _chains_from_scratch(rules, board)
     h = _board_hash(rules, board)
-    sentinel = jnp.full((rules.max_moves, 2), np.uint32(0xFFFFFFFF), jnp.uint32)
+    slots = _block_width(rules.max_moves + 1) ** 2
+    sentinel = jnp.full((slots - 1, 2), np.uint32(0xFFFFFFFF), jnp.uint32)
     history = jnp.concatenate([h[None], sentinel])
     legal, illegal_plane, atari_plane, atari_stones = _analyze(
         rules, board, chain, to_play, jnp.int32(n_pts), h, history
@@ -471,7 +492,7 @@ def step(rules: GoRules, state: GoState, action) -> GoState:
 
     new_hash = _board_hash(rules, new_board)
     move_count = state.move_count + 1
-    history = _insert_sorted(state.hash_history, new_hash)
+    history = _insert_sorted(state.hash_history, new_hash, valid)
     passes = jnp.where(is_pass, state.passes + 1, 0)
     terminated = (passes >= 2) | (move_count >= rules.max_moves)
     to_play = (-c).astype(jnp.int8)
@@ -496,7 +517,9 @@ def step(rules: GoRules, state: GoState, action) -> GoState:
         hash=new_hash,
         hash_history=history,
     )
-    return jax.tree_util.tree_map(lambda new, old: jnp.where(valid, new, old), new_state, state)
+    # An invalid action changes nothing (the history already kept its old value).
+    kept = jax.tree_util.tree_map(lambda new, old: jnp.where(valid, new, old), new_state.replace(hash_history=state.hash_history), state)
+    return kept.replace(hash_history=history)
 
 
 def resign(state: GoState) -> GoState:

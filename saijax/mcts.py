@@ -70,17 +70,10 @@ def search(
         keys = jax.random.wrap_key_data(keys)
     tree = _instantiate(root, num_simulations, invalid_actions, extra_data)
 
-    def select(key, tree, node, depth):
-        return jax.lax.cond(
-            depth == 0,
-            lambda: root_action_selection_fn(key, tree, node),
-            lambda: interior_action_selection_fn(key, tree, node, depth),
-        )
-
     def body(sim, tree):
         sim_keys = jax.vmap(lambda k: jax.random.fold_in(k, sim))(keys)
-        parent, action = jax.vmap(_simulate, in_axes=(0, 0, None, None))(
-            sim_keys, tree, select, num_simulations
+        parent, action = jax.vmap(_simulate, in_axes=(0, 0, None, None, None))(
+            sim_keys, tree, root_action_selection_fn, interior_action_selection_fn, num_simulations
         )
         child = tree.children_index[rows, parent, action]
         child = jnp.where(child == Tree.UNVISITED, sim + 1, child)
@@ -99,27 +92,30 @@ class _Walk(NamedTuple):
     going: chex.Array
 
 
-def _simulate(key, tree: Tree, select: Callable, max_depth: int):
+def _simulate(key, tree: Tree, root_select: Callable, interior_select: Callable, max_depth: int):
     """One game: walks from the root to an unvisited action (or max_depth);
-    returns (node, action)."""
+    returns (node, action).
+
+    The root step is taken before the loop, so each loop iteration runs only
+    the interior selection (mctx switches with a ``cond``, which under
+    ``vmap`` computes both selections at every depth).
+    """
 
     def body(w: _Walk) -> _Walk:
         key, sub = jax.random.split(w.key)
-        action = select(sub, tree, w.next_node, w.depth)
+        action = interior_select(sub, tree, w.next_node, w.depth)
         next_node = tree.children_index[w.next_node, action]
         depth = w.depth + 1
         going = (next_node != Tree.UNVISITED) & (depth < max_depth)
         return _Walk(key, w.next_node, action, next_node, depth, going)
 
-    start = _Walk(
-        key=key,
-        node=jnp.int32(Tree.NO_PARENT),
-        action=jnp.int32(Tree.NO_PARENT),
-        next_node=jnp.int32(Tree.ROOT_INDEX),
-        depth=jnp.zeros((), tree.children_prior_logits.dtype),
-        going=jnp.array(True),
-    )
-    end = jax.lax.while_loop(lambda w: w.going, body, start)
+    key, sub = jax.random.split(key)
+    root = jnp.int32(Tree.ROOT_INDEX)
+    action = root_select(sub, tree, root)
+    next_node = tree.children_index[root, action]
+    depth = jnp.ones((), tree.children_prior_logits.dtype)
+    going = (next_node != Tree.UNVISITED) & (depth < max_depth)
+    end = jax.lax.while_loop(lambda w: w.going, body, _Walk(key, root, action, next_node, depth, going))
     return end.node, end.action
 
 

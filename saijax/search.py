@@ -28,7 +28,7 @@ selects one inside the tree (possible when every legal child looks bad), the
 transition is a terminal loss for the mover, so it is never preferred.
 
 Memory: the tree stores, per node, the embedding (the ``GoState`` plus α, β)
-and mctx's per-child arrays. With P = N², A = P + 1 and H = 2P + 1 hash
+and mctx's per-child arrays. With P = N², A = P + 1 and H ≈ 2P + 1 hash
 slots, the GoState is about 16·P + 8·H + 16 bytes, i.e. 11.6 kB on 19×19, and
 mctx's six [A] child arrays take 24·A = 8.7 kB: about 20 kB per node. A
 19×19 search with 800 simulations at batch 256 therefore stores about
