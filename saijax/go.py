@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import re
 from typing import Sequence
 
@@ -193,12 +194,11 @@ def _seen(sorted_history, hashes):
     the later of them from the check.
     """
     h = sorted_history.shape[0]
-    width = _block_width(h)
-    padded = jnp.concatenate(
-        [sorted_history, jnp.full((width * width - h, 2), np.uint32(0xFFFFFFFF), jnp.uint32)]
-    )
-    blocks = padded.reshape(width, width, 2)
-    firsts = blocks[:, 0, 0]  # [num_blocks], sorted
+    width = math.isqrt(h)
+    if width * width != h:
+        raise ValueError(f"the superko history must have a square number of slots, not {h}")
+    blocks = sorted_history.reshape(width, width, 2)
+    firsts = blocks[:, 0, 0]  # [W], sorted
     flat = hashes.reshape(-1, 2)
     block = jnp.maximum(jnp.sum(firsts[None, :] <= flat[:, :1], axis=1) - 1, 0)
     found = blocks[block]  # [K, W, 2]
@@ -206,19 +206,19 @@ def _seen(sorted_history, hashes):
     return hit.reshape(hashes.shape[:-1])
 
 
-def _block_width(history_length: int) -> int:
-    """W, the smallest integer with W² ≥ ``history_length``."""
-    width = int(np.ceil(np.sqrt(history_length)))
-    return width + (width * width < history_length)
+def _history_slots(rules: GoRules) -> int:
+    """H = W², the smallest square with room for every position of a game
+    (the start and one per move)."""
+    return (math.isqrt(rules.max_moves) + 1) ** 2
 
 
-def _insert_sorted(sorted_history, new_hash, insert=True):
+def _insert_sorted(sorted_history, new_hash, insert):
     """Inserts ``new_hash`` [2] into the sorted history [H, 2], dropping the last.
 
     The history has H ≥ max_moves + 1 slots: the start position plus unused
     slots holding the all-ones sentinel, which sorts last. Each move consumes
     one sentinel, so only sentinels are ever dropped. With ``insert`` False
-    (traced) the history is returned unchanged.
+    (a traced bool) the history is returned unchanged.
     """
     h = sorted_history.shape[0]
     pos = jnp.searchsorted(sorted_history[:, 0], new_hash[0], side="left", method="scan_unrolled")
@@ -415,8 +415,7 @@ def _make_state(rules: GoRules, board, komi, to_play) -> GoState:
     n_pts = rules.num_points
     chain = _chains_from_scratch(rules, board)
     h = _board_hash(rules, board)
-    slots = _block_width(rules.max_moves + 1) ** 2
-    sentinel = jnp.full((slots - 1, 2), np.uint32(0xFFFFFFFF), jnp.uint32)
+    sentinel = jnp.full((_history_slots(rules) - 1, 2), np.uint32(0xFFFFFFFF), jnp.uint32)
     history = jnp.concatenate([h[None], sentinel])
     legal, illegal_plane, atari_plane, atari_stones = _analyze(
         rules, board, chain, to_play, jnp.int32(n_pts), h, history
@@ -517,9 +516,10 @@ def step(rules: GoRules, state: GoState, action) -> GoState:
         hash=new_hash,
         hash_history=history,
     )
-    # An invalid action changes nothing (the history already kept its old value).
-    kept = jax.tree_util.tree_map(lambda new, old: jnp.where(valid, new, old), new_state.replace(hash_history=state.hash_history), state)
-    return kept.replace(hash_history=history)
+    # An invalid action changes nothing (_insert_sorted already left the history alone).
+    return jax.tree_util.tree_map(
+        lambda new, old: jnp.where(valid, new, old), new_state, state.replace(hash_history=history)
+    )
 
 
 def resign(state: GoState) -> GoState:

@@ -383,7 +383,7 @@ def _gumbel_policy(search_params, keys, root, recurrent_fn, legal, config: Searc
     qtransform = mctx.qtransform_completed_by_mix_value
     tree = mcts.search(
         search_params,
-        jax.vmap(lambda k: jax.random.fold_in(k, 3))(keys),  # unused by the Gumbel selections
+        keys,  # the Gumbel selections draw nothing
         root=root,
         recurrent_fn=recurrent_fn,
         root_action_selection_fn=functools.partial(
