@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test test-slow bench clean
+.PHONY: venv demo lint format test test-slow bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,18 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m saijax.train --config=configs/go5.py --workdir=runs/demo --config.generations=12
 
-test: $(STAMP)
+# The house style (ruff, configured in pyproject.toml); `make test` runs it first.
+LINTED := saijax tests experiments benchmarks configs colab
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix $(LINTED)
+	$(VENV)/bin/ruff format $(LINTED)
+
+test: lint
 	PATH="$$PATH:/usr/games" $(PY) -m pytest -q
 
 test-slow: $(STAMP)

@@ -21,9 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saijax import go
-from saijax import networks
-from saijax import search
+from saijax import go, networks, search
 
 
 def _time(fn, *args, repeats=5):
@@ -83,8 +81,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=7, help="alternating forward/search timing rounds")
     args = parser.parse_args()
     rules = go.GoRules(args.size)
-    print(f"jax {jax.__version__} on {jax.devices()[0].platform}; {args.size}x{args.size}, batch {args.batch}, "
-          f"{args.simulations} simulations")
+    print(
+        f"jax {jax.__version__} on {jax.devices()[0].platform}; {args.size}x{args.size}, batch {args.batch}, "
+        f"{args.simulations} simulations"
+    )
     states = positions(rules, args.batch, moves=20)
     for spec in args.nets.split(","):
         blocks, filters = (int(x) for x in spec.split("x"))

@@ -12,10 +12,9 @@ from saijax import config as config_lib
 
 def get_config():
     """AlphaZero-style winrate head at fixed komi 7."""
-    config = config_lib.load_config(
-        os.path.join(os.path.dirname(__file__), 'default.py'))
-    config.network.value_head = 'winrate'
-    config.selfplay.komi_mode = 'fixed'
+    config = config_lib.load_config(os.path.join(os.path.dirname(__file__), "default.py"))
+    config.network.value_head = "winrate"
+    config.selfplay.komi_mode = "fixed"
     config.selfplay.komi = 7.0
     config.selfplay.branch_prob = 0.0
     return config

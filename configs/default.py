@@ -38,7 +38,7 @@ def get_config() -> ml_collections.ConfigDict:
     config.network.filters = 128  # Trunk channels.
     # 'sai' (α/β sigmoid head), 'winrate' (AlphaZero tanh, + colour plane) or
     # 'score' (Leela Zero Score linear margin / N², + colour plane).
-    config.network.value_head = 'sai'
+    config.network.value_head = "sai"
     # β = exp(out)·beta_scale; 0.0 means 10/N² (SAI's engine).
     config.network.beta_scale = 0.0
 
@@ -46,7 +46,7 @@ def get_config() -> ml_collections.ConfigDict:
     config.search = ml_collections.ConfigDict()
     # 'puct' (mctx.muzero_policy, the papers' engine) or 'gumbel'
     # (mctx.gumbel_muzero_policy, better at low simulation counts).
-    config.search.algorithm = 'puct'
+    config.search.algorithm = "puct"
     # Simulations per move when schedules.visits is empty.
     config.search.num_simulations = 100
     # Gumbel only: actions sampled at the root (mctx's m).
@@ -73,7 +73,7 @@ def get_config() -> ml_collections.ConfigDict:
     config.search.fpu_reduction = 0.25
     # How leaves are valued: 'sigmoid' (λ/μ value from α, β; sai and winrate
     # heads) or 'score' (LZS: expected margin / N²; score head).
-    config.search.value_mode = 'sigmoid'
+    config.search.value_mode = "sigmoid"
 
     # --- Self-play (DESIGN §6).
     config.selfplay = ml_collections.ConfigDict()
@@ -85,7 +85,7 @@ def get_config() -> ml_collections.ConfigDict:
     config.selfplay.chunk_moves = 16
     # 'sample': komi of complete games drawn from the current net's
     # empty-board sigmoid read as a CDF (SAI); 'fixed': always `komi`.
-    config.selfplay.komi_mode = 'sample'
+    config.selfplay.komi_mode = "sample"
     config.selfplay.komi = 7.0  # Black's komi in 'fixed' mode (and matches).
     # Temperature of the sampled komi's logistic distribution (scale 1/β·T).
     config.selfplay.komi_temperature = 1.0
@@ -135,14 +135,14 @@ def get_config() -> ml_collections.ConfigDict:
     # Positions per step, sharded over the devices (divisible by their
     # count).
     config.training.batch_size = 512
-    config.training.optimizer = 'sgd'  # 'sgd' (+ momentum) or 'adam'.
+    config.training.optimizer = "sgd"  # 'sgd' (+ momentum) or 'adam'.
     # Paper: "typical training rate 0.0001" (SAI's TF config had 5e-4).
     config.training.learning_rate = 1e-4
     # 'constant'; 'piecewise': learning_rate until generation
     # lr_boundaries[0], then lr_values[i] from generation lr_boundaries[i];
     # 'cosine': cosine decay from learning_rate at generation 0 to
     # lr_values[0] at generation lr_boundaries[0], constant after.
-    config.training.lr_schedule = 'constant'
+    config.training.lr_schedule = "constant"
     config.training.lr_boundaries = ()  # Generations (ints).
     config.training.lr_values = ()  # Learning rates (floats).
     config.training.momentum = 0.9  # SGD momentum (Nesterov below).

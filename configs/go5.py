@@ -14,8 +14,7 @@ from saijax import config as config_lib
 
 def get_config():
     """5×5, 2×32 net, 16–32 Gumbel simulations, 256 games per generation."""
-    config = config_lib.load_config(
-        os.path.join(os.path.dirname(__file__), 'default.py'))
+    config = config_lib.load_config(os.path.join(os.path.dirname(__file__), "default.py"))
     config.board_size = 5
     config.generations = 100
 
@@ -23,7 +22,7 @@ def get_config():
     config.network.filters = 32
 
     # Departure: Gumbel with few simulations instead of PUCT with 100+.
-    config.search.algorithm = 'gumbel'
+    config.search.algorithm = "gumbel"
     config.search.num_simulations = 32
     config.search.max_num_considered_actions = 8
 
@@ -42,7 +41,7 @@ def get_config():
     # Departure: Adam at 1e-3 instead of SGD at 1e-4 (see go7.py).
     config.training.steps_per_generation = 200
     config.training.batch_size = 128
-    config.training.optimizer = 'adam'
+    config.training.optimizer = "adam"
     config.training.learning_rate = 1e-3
 
     config.gating.candidates = 4

@@ -13,8 +13,7 @@ from saijax import config as config_lib
 
 def get_config():
     """7×7, 3×32 net, Gumbel search, small generations."""
-    config = config_lib.load_config(
-        os.path.join(os.path.dirname(__file__), 'default.py'))
+    config = config_lib.load_config(os.path.join(os.path.dirname(__file__), "default.py"))
     config.board_size = 7
     config.generations = 200
 
@@ -23,7 +22,7 @@ def get_config():
 
     # Departure: Gumbel with few simulations instead of PUCT with 100+; it
     # learns from 16–32 simulations, which a CPU can afford.
-    config.search.algorithm = 'gumbel'
+    config.search.algorithm = "gumbel"
     config.search.num_simulations = 32
     config.search.max_num_considered_actions = 16
 
@@ -43,7 +42,7 @@ def get_config():
     # steps per generation SGD at the paper's rate barely moves a fresh net.
     config.training.steps_per_generation = 200
     config.training.batch_size = 128
-    config.training.optimizer = 'adam'
+    config.training.optimizer = "adam"
     config.training.learning_rate = 1e-3
 
     config.gating.candidates = 4

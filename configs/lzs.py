@@ -17,19 +17,18 @@ from saijax import config as config_lib
 
 def get_config():
     """LZS on 9×9."""
-    config = config_lib.load_config(
-        os.path.join(os.path.dirname(__file__), 'default.py'))
+    config = config_lib.load_config(os.path.join(os.path.dirname(__file__), "default.py"))
     config.generations = 700  # LZS stopped after ~1.4 M self-plays (700×2000).
 
-    config.network.value_head = 'score'
+    config.network.value_head = "score"
     config.network.blocks = 2
     config.network.filters = 64
 
-    config.search.algorithm = 'puct'
+    config.search.algorithm = "puct"
     config.search.c_puct = 1.5
-    config.search.value_mode = 'score'
+    config.search.value_mode = "score"
 
-    config.selfplay.komi_mode = 'fixed'
+    config.selfplay.komi_mode = "fixed"
     config.selfplay.komi = 7.5
     config.selfplay.branch_prob = 0.0
     config.selfplay.random_moves = 15
@@ -46,7 +45,7 @@ def get_config():
     # lr 0.02 for g < 44 and 0.002 from g = 45 (the paper leaves g = 44
     # open; we switch at 45).
     config.training.learning_rate = 0.02
-    config.training.lr_schedule = 'piecewise'
+    config.training.lr_schedule = "piecewise"
     config.training.lr_boundaries = (45,)
     config.training.lr_values = (0.002,)
     config.training.score_weight = 20.0

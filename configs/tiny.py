@@ -12,15 +12,14 @@ from saijax import config as config_lib
 
 def get_config():
     """The smallest run that exercises every stage."""
-    config = config_lib.load_config(
-        os.path.join(os.path.dirname(__file__), 'default.py'))
+    config = config_lib.load_config(os.path.join(os.path.dirname(__file__), "default.py"))
     config.board_size = 5
     config.generations = 2
 
     config.network.blocks = 1
     config.network.filters = 8
 
-    config.search.algorithm = 'gumbel'
+    config.search.algorithm = "gumbel"
     config.search.num_simulations = 4
     config.search.max_num_considered_actions = 4
 
@@ -39,7 +38,7 @@ def get_config():
 
     config.training.steps_per_generation = 4
     config.training.batch_size = 16
-    config.training.optimizer = 'adam'
+    config.training.optimizer = "adam"
     config.training.learning_rate = 1e-3
 
     config.gating.candidates = 2

@@ -39,9 +39,8 @@ import time
 import numpy as np
 
 if __package__ in (None, ""):
-  # Run as a script from a checkout: make `saijax` importable without install.
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
-      __file__))))
+    # Run as a script from a checkout: make `saijax` importable without install.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from saijax import theory  # pylint: disable=g-import-not-at-top
 
@@ -50,27 +49,23 @@ SCORE_COLOUR = "tab:blue"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-  parser = argparse.ArgumentParser(
-      description=__doc__.split("\n\n")[0],
-      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-  parser.add_argument("--num_mdps", type=int, default=2000,
-                      help="random MDPs (the paper's 2,000 runs)")
-  parser.add_argument("--branch", type=int, default=2,
-                      help="state branch b (Fig. 2 uses 2)")
-  parser.add_argument("--depth", type=int, default=8,
-                      help="depth d; leaves are level d (see module docstring)")
-  parser.add_argument("--num_actions", type=int, default=2,
-                      help="actions per state (Fig. 2 uses 2)")
-  parser.add_argument("--seed", type=int, default=0)
-  parser.add_argument("--num_bins", type=int, default=100,
-                      help="Fig. 4 bins over the winrate [0, 1]")
-  parser.add_argument("--tie_break", default="lexicographic",
-                      choices=("lexicographic", "first"),
-                      help="how optimal policies break exact ties "
-                      "(saijax.theory docstring)")
-  parser.add_argument("--outdir", default="runs/score_vs_winrate",
-                      help="where PNG and CSV files go (created)")
-  return parser.parse_args(argv)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    parser.add_argument("--num_mdps", type=int, default=2000, help="random MDPs (the paper's 2,000 runs)")
+    parser.add_argument("--branch", type=int, default=2, help="state branch b (Fig. 2 uses 2)")
+    parser.add_argument("--depth", type=int, default=8, help="depth d; leaves are level d (see module docstring)")
+    parser.add_argument("--num_actions", type=int, default=2, help="actions per state (Fig. 2 uses 2)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--num_bins", type=int, default=100, help="Fig. 4 bins over the winrate [0, 1]")
+    parser.add_argument(
+        "--tie_break",
+        default="lexicographic",
+        choices=("lexicographic", "first"),
+        help="how optimal policies break exact ties (saijax.theory docstring)",
+    )
+    parser.add_argument("--outdir", default="runs/score_vs_winrate", help="where PNG and CSV files go (created)")
+    return parser.parse_args(argv)
 
 
 # --------------------------------------------------------------------------
@@ -78,66 +73,59 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def bandit_grid_check(mu_values, sigma_values):
-  """Compares Proposition 1's condition with E[score] and Phi(mu/sigma).
+    """Compares Proposition 1's condition with E[score] and Phi(mu/sigma).
 
-  Args:
-    mu_values: 1-D grid of means, used for both arms.
-    sigma_values: 1-D grid of standard deviations, used for both arms.
+    Args:
+      mu_values: 1-D grid of means, used for both arms.
+      sigma_values: 1-D grid of standard deviations, used for both arms.
 
-  Returns:
-    ``(condition, brute_force)``: boolean arrays over the 4-D grid
-    ``[mu1, mu2, sigma1, sigma2]``.
-  """
-  mu1, mu2, sigma1, sigma2 = np.meshgrid(mu_values, mu_values, sigma_values,
-                                         sigma_values, indexing="ij")
-  condition = theory.bandit_conflict(mu1, mu2, sigma1, sigma2)
-  brute_force = (mu1 > mu2) & (
-      theory.bandit_outcome_value(mu1, sigma1) <
-      theory.bandit_outcome_value(mu2, sigma2))
-  return condition, brute_force
+    Returns:
+      ``(condition, brute_force)``: boolean arrays over the 4-D grid
+      ``[mu1, mu2, sigma1, sigma2]``.
+    """
+    mu1, mu2, sigma1, sigma2 = np.meshgrid(mu_values, mu_values, sigma_values, sigma_values, indexing="ij")
+    condition = theory.bandit_conflict(mu1, mu2, sigma1, sigma2)
+    brute_force = (mu1 > mu2) & (theory.bandit_outcome_value(mu1, sigma1) < theory.bandit_outcome_value(mu2, sigma2))
+    return condition, brute_force
 
 
 def bandit_panels(mu2_values=(1.0, -1.0), sigma2=1.0, num=241):
-  """The (mu1, sigma1) maps drawn by :func:`plot_bandit`, one per mu2."""
-  panels = []
-  for mu2 in mu2_values:
-    mu1 = np.linspace(-3.0, 3.0, num)
-    sigma1 = np.linspace(0.02, 3.0, num)
-    grid_mu1, grid_sigma1 = np.meshgrid(mu1, sigma1, indexing="xy")
-    condition = theory.bandit_conflict(grid_mu1, mu2, grid_sigma1, sigma2)
-    brute = (grid_mu1 > mu2) & (
-        theory.bandit_outcome_value(grid_mu1, grid_sigma1) <
-        theory.bandit_outcome_value(mu2, sigma2))
-    panels.append(dict(mu2=mu2, sigma2=sigma2, mu1=grid_mu1,
-                       sigma1=grid_sigma1, condition=condition,
-                       brute_force=brute))
-  return panels
+    """The (mu1, sigma1) maps drawn by :func:`plot_bandit`, one per mu2."""
+    panels = []
+    for mu2 in mu2_values:
+        mu1 = np.linspace(-3.0, 3.0, num)
+        sigma1 = np.linspace(0.02, 3.0, num)
+        grid_mu1, grid_sigma1 = np.meshgrid(mu1, sigma1, indexing="xy")
+        condition = theory.bandit_conflict(grid_mu1, mu2, grid_sigma1, sigma2)
+        brute = (grid_mu1 > mu2) & (
+            theory.bandit_outcome_value(grid_mu1, grid_sigma1) < theory.bandit_outcome_value(mu2, sigma2)
+        )
+        panels.append(
+            dict(mu2=mu2, sigma2=sigma2, mu1=grid_mu1, sigma1=grid_sigma1, condition=condition, brute_force=brute)
+        )
+    return panels
 
 
 def plot_bandit(axes, panels):
-  """Draws Proposition 1's conflict region, one panel per second arm."""
-  for ax, panel in zip(axes, panels):
-    mu2, sigma2 = panel["mu2"], panel["sigma2"]
-    mu1, sigma1 = panel["mu1"], panel["sigma1"]
-    ax.contourf(mu1, sigma1, panel["condition"].astype(float),
-                levels=[0.5, 1.5], colors=["#f4a582"])
-    line_mu1 = mu1[0]
-    boundary = sigma2 * line_mu1 / mu2
-    side = (line_mu1 > mu2) if mu2 > 0 else ((line_mu1 > mu2) &
-                                             (line_mu1 < 0))
-    ax.plot(line_mu1[side], boundary[side], "k-", lw=1.5,
-            label=r"$\sigma_1 = \sigma_2\,\mu_1/\mu_2$")
-    ax.plot([mu2], [sigma2], "ko", ms=7, label=r"arm 2 $(\mu_2, \sigma_2)$")
-    ax.axvline(0.0, color="0.6", lw=0.8)
-    ax.set_ylim(0.0, sigma1.max())
-    ax.set_xlim(mu1.min(), mu1.max())
-    state = "winning" if mu2 > 0 else "losing"
-    prefers = "lower" if mu2 > 0 else "higher"
-    ax.set_title(f"{state}: arm 2 = N({mu2:g}, {sigma2:g}²)\n"
-                 f"shaded: outcome picks the {prefers}-variance arm 2")
-    ax.set_xlabel(r"$\mu_1$ (score prefers arm 1 iff $\mu_1 > \mu_2$)")
-    ax.set_ylabel(r"$\sigma_1$")
-    ax.legend(loc="upper left", fontsize=8)
+    """Draws Proposition 1's conflict region, one panel per second arm."""
+    for ax, panel in zip(axes, panels):
+        mu2, sigma2 = panel["mu2"], panel["sigma2"]
+        mu1, sigma1 = panel["mu1"], panel["sigma1"]
+        ax.contourf(mu1, sigma1, panel["condition"].astype(float), levels=[0.5, 1.5], colors=["#f4a582"])
+        line_mu1 = mu1[0]
+        boundary = sigma2 * line_mu1 / mu2
+        side = (line_mu1 > mu2) if mu2 > 0 else ((line_mu1 > mu2) & (line_mu1 < 0))
+        ax.plot(line_mu1[side], boundary[side], "k-", lw=1.5, label=r"$\sigma_1 = \sigma_2\,\mu_1/\mu_2$")
+        ax.plot([mu2], [sigma2], "ko", ms=7, label=r"arm 2 $(\mu_2, \sigma_2)$")
+        ax.axvline(0.0, color="0.6", lw=0.8)
+        ax.set_ylim(0.0, sigma1.max())
+        ax.set_xlim(mu1.min(), mu1.max())
+        state = "winning" if mu2 > 0 else "losing"
+        prefers = "lower" if mu2 > 0 else "higher"
+        ax.set_title(f"{state}: arm 2 = N({mu2:g}, {sigma2:g}²)\nshaded: outcome picks the {prefers}-variance arm 2")
+        ax.set_xlabel(r"$\mu_1$ (score prefers arm 1 iff $\mu_1 > \mu_2$)")
+        ax.set_ylabel(r"$\sigma_1$")
+        ax.legend(loc="upper left", fontsize=8)
 
 
 # --------------------------------------------------------------------------
@@ -145,147 +133,162 @@ def plot_bandit(axes, panels):
 
 
 def plot_level_loss(ax, level_loss: theory.LevelLoss, title=""):
-  """Fig. 3: mean winrate lost by the score-optimal policy, per level."""
-  levels = np.arange(level_loss.mean.size)
-  ax.plot(levels, level_loss.mean, "o-", color=OUTCOME_COLOUR)
-  ax.axhline(0.0, color="0.6", lw=0.8)
-  ax.set_xticks(levels)
-  ax.set_xlabel("level of the state (0 = root, d = leaves)")
-  ax.set_ylabel(r"mean $v^{outcome}_{\pi_{outcome}}(s) - "
-                r"v^{outcome}_{\pi_{score}}(s)$")
-  ax.set_title(title or "Fig. 3: average outcome loss of the score policy")
+    """Fig. 3: mean winrate lost by the score-optimal policy, per level."""
+    levels = np.arange(level_loss.mean.size)
+    ax.plot(levels, level_loss.mean, "o-", color=OUTCOME_COLOUR)
+    ax.axhline(0.0, color="0.6", lw=0.8)
+    ax.set_xticks(levels)
+    ax.set_xlabel("level of the state (0 = root, d = leaves)")
+    ax.set_ylabel(
+        r"mean $v^{outcome}_{\pi_{outcome}}(s) - "
+        r"v^{outcome}_{\pi_{score}}(s)$"
+    )
+    ax.set_title(title or "Fig. 3: average outcome loss of the score policy")
 
 
-def plot_variance_preference(ax, centers, median_outcome, median_score,
-                             title=""):
-  """Fig. 4: median log variance ratio (chosen / discarded) per winrate bin."""
-  ax.plot(centers, median_outcome, ".-", color=OUTCOME_COLOUR, lw=1,
-          label=r"$\pi^+ = \pi_{outcome}$")
-  ax.plot(centers, median_score, ".-", color=SCORE_COLOUR, lw=1,
-          label=r"$\pi^+ = \pi_{score}$")
-  ax.axhline(0.0, color="0.3", lw=0.8)
-  ax.axvline(0.5, color="0.6", lw=0.8, ls="--")
-  ax.set_xlim(0.0, 1.0)
-  ax.set_xlabel(r"best winrate $v^{outcome}_{\pi_{outcome}}(s)$")
-  ax.set_ylabel(r"median $\log Var_{\pi^+}(r|s,\pi^+(s)) - "
-                r"\log Var_{\pi^+}(r|s,\pi^-(s))$")
-  ax.set_title(title or "Fig. 4: score-variance preference where the "
-               "policies disagree")
-  ax.legend()
+def plot_variance_preference(ax, centers, median_outcome, median_score, title=""):
+    """Fig. 4: median log variance ratio (chosen / discarded) per winrate bin."""
+    ax.plot(centers, median_outcome, ".-", color=OUTCOME_COLOUR, lw=1, label=r"$\pi^+ = \pi_{outcome}$")
+    ax.plot(centers, median_score, ".-", color=SCORE_COLOUR, lw=1, label=r"$\pi^+ = \pi_{score}$")
+    ax.axhline(0.0, color="0.3", lw=0.8)
+    ax.axvline(0.5, color="0.6", lw=0.8, ls="--")
+    ax.set_xlim(0.0, 1.0)
+    ax.set_xlabel(r"best winrate $v^{outcome}_{\pi_{outcome}}(s)$")
+    ax.set_ylabel(
+        r"median $\log Var_{\pi^+}(r|s,\pi^+(s)) - "
+        r"\log Var_{\pi^+}(r|s,\pi^-(s))$"
+    )
+    ax.set_title(title or "Fig. 4: score-variance preference where the policies disagree")
+    ax.legend()
 
 
 def _write_csv(path, header, rows):
-  with open(path, "w", newline="") as f:
-    writer = csv.writer(f)
-    writer.writerow(header)
-    writer.writerows(rows)
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
 
 
 def main(argv=None):
-  args = parse_args(argv)
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+    args = parse_args(argv)
+    import matplotlib  # pylint: disable=g-import-not-at-top
 
-  os.makedirs(args.outdir, exist_ok=True)
-  start = time.perf_counter()
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
-  # Proposition 1 on a 4-D grid: |mu / sigma| <= 6, so Phi never rounds to 1.
-  condition, brute = bandit_grid_check(np.arange(-3.0, 3.01, 0.25),
-                                       np.arange(0.5, 3.01, 0.25))
-  mismatches = int((condition != brute).sum())
-  print(f"Proposition 1: the condition matches E[score] vs Phi(mu/sigma) on "
+    os.makedirs(args.outdir, exist_ok=True)
+    start = time.perf_counter()
+
+    # Proposition 1 on a 4-D grid: |mu / sigma| <= 6, so Phi never rounds to 1.
+    condition, brute = bandit_grid_check(np.arange(-3.0, 3.01, 0.25), np.arange(0.5, 3.01, 0.25))
+    mismatches = int((condition != brute).sum())
+    print(
+        f"Proposition 1: the condition matches E[score] vs Phi(mu/sigma) on "
         f"{condition.size - mismatches}/{condition.size} grid points "
-        f"({int(brute.sum())} conflicts)")
-  panels = bandit_panels()
-  fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), constrained_layout=True)
-  plot_bandit(axes, panels)
-  fig.savefig(os.path.join(args.outdir, "prop1_bandit.png"), dpi=120)
-  plt.close(fig)
-  rows = []
-  for panel in panels:
-    for m1, s1, c, b in zip(panel["mu1"].ravel(), panel["sigma1"].ravel(),
-                            panel["condition"].ravel(),
-                            panel["brute_force"].ravel()):
-      rows.append((f"{m1:.6g}", f"{s1:.6g}", panel["mu2"], panel["sigma2"],
-                   int(c), int(b)))
-  _write_csv(os.path.join(args.outdir, "prop1_bandit.csv"),
-             ("mu1", "sigma1", "mu2", "sigma2", "condition", "brute_force"),
-             rows)
+        f"({int(brute.sum())} conflicts)"
+    )
+    panels = bandit_panels()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), constrained_layout=True)
+    plot_bandit(axes, panels)
+    fig.savefig(os.path.join(args.outdir, "prop1_bandit.png"), dpi=120)
+    plt.close(fig)
+    rows = []
+    for panel in panels:
+        for m1, s1, c, b in zip(
+            panel["mu1"].ravel(), panel["sigma1"].ravel(), panel["condition"].ravel(), panel["brute_force"].ravel()
+        ):
+            rows.append((f"{m1:.6g}", f"{s1:.6g}", panel["mu2"], panel["sigma2"], int(c), int(b)))
+    _write_csv(
+        os.path.join(args.outdir, "prop1_bandit.csv"),
+        ("mu1", "sigma1", "mu2", "sigma2", "condition", "brute_force"),
+        rows,
+    )
 
-  # Figs. 3 and 4.
-  mdp_start = time.perf_counter()
-  rng = np.random.default_rng(args.seed)
-  mdp = theory.random_tree_mdps(rng, args.num_mdps, branch=args.branch,
-                                depth=args.depth,
-                                num_actions=args.num_actions)
-  solution = theory.solve_tree_mdps(mdp, tie_break=args.tie_break)
-  level_loss = theory.outcome_loss_by_level(solution)
-  preference = theory.variance_preference(solution)
-  solve_seconds = time.perf_counter() - mdp_start
+    # Figs. 3 and 4.
+    mdp_start = time.perf_counter()
+    rng = np.random.default_rng(args.seed)
+    mdp = theory.random_tree_mdps(
+        rng, args.num_mdps, branch=args.branch, depth=args.depth, num_actions=args.num_actions
+    )
+    solution = theory.solve_tree_mdps(mdp, tie_break=args.tie_break)
+    level_loss = theory.outcome_loss_by_level(solution)
+    preference = theory.variance_preference(solution)
+    solve_seconds = time.perf_counter() - mdp_start
 
-  print(f"\n{args.num_mdps} action-shared tree MDPs, b={args.branch}, "
+    print(
+        f"\n{args.num_mdps} action-shared tree MDPs, b={args.branch}, "
         f"d={args.depth}, {args.num_actions} actions, seed {args.seed}, "
-        f"tie-break {args.tie_break}")
-  print("Fig. 3: v_outcome^pi_outcome - v_outcome^pi_score by level")
-  print(f"{'level':>5} {'states':>9} {'mean loss':>11} {'P(loss>0)':>10} "
-        f"{'max loss':>9}")
-  for level in range(level_loss.mean.size):
-    print(f"{level:5d} {level_loss.num_states[level]:9d} "
-          f"{level_loss.mean[level]:11.6f} "
-          f"{level_loss.fraction_positive[level]:10.4f} "
-          f"{level_loss.max[level]:9.4f}")
-  _write_csv(os.path.join(args.outdir, "fig3_outcome_loss_by_level.csv"),
-             ("level", "num_states", "mean_loss", "fraction_positive",
-              "max_loss"),
-             [(level, level_loss.num_states[level],
-               f"{level_loss.mean[level]:.8g}",
-               f"{level_loss.fraction_positive[level]:.8g}",
-               f"{level_loss.max[level]:.8g}")
-              for level in range(level_loss.mean.size)])
-  fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)
-  plot_level_loss(ax, level_loss, title=(
-      f"Fig. 3: {args.num_mdps} MDPs, b={args.branch}, d={args.depth}, "
-      f"{args.num_actions} actions"))
-  fig.savefig(os.path.join(args.outdir, "fig3_outcome_loss_by_level.png"),
-              dpi=120)
-  plt.close(fig)
+        f"tie-break {args.tie_break}"
+    )
+    print("Fig. 3: v_outcome^pi_outcome - v_outcome^pi_score by level")
+    print(f"{'level':>5} {'states':>9} {'mean loss':>11} {'P(loss>0)':>10} {'max loss':>9}")
+    for level in range(level_loss.mean.size):
+        print(
+            f"{level:5d} {level_loss.num_states[level]:9d} "
+            f"{level_loss.mean[level]:11.6f} "
+            f"{level_loss.fraction_positive[level]:10.4f} "
+            f"{level_loss.max[level]:9.4f}"
+        )
+    _write_csv(
+        os.path.join(args.outdir, "fig3_outcome_loss_by_level.csv"),
+        ("level", "num_states", "mean_loss", "fraction_positive", "max_loss"),
+        [
+            (
+                level,
+                level_loss.num_states[level],
+                f"{level_loss.mean[level]:.8g}",
+                f"{level_loss.fraction_positive[level]:.8g}",
+                f"{level_loss.max[level]:.8g}",
+            )
+            for level in range(level_loss.mean.size)
+        ],
+    )
+    fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)
+    plot_level_loss(
+        ax,
+        level_loss,
+        title=(f"Fig. 3: {args.num_mdps} MDPs, b={args.branch}, d={args.depth}, {args.num_actions} actions"),
+    )
+    fig.savefig(os.path.join(args.outdir, "fig3_outcome_loss_by_level.png"), dpi=120)
+    plt.close(fig)
 
-  winrate = preference.winrate
-  centers, med_outcome, counts = theory.binned_median(
-      winrate, preference.log_ratio_outcome, num_bins=args.num_bins)
-  _, med_score, _ = theory.binned_median(
-      winrate, preference.log_ratio_score, num_bins=args.num_bins)
-  _, med_printed, _ = theory.binned_median(
-      winrate, preference.log_ratio_printed, num_bins=args.num_bins)
-  _write_csv(os.path.join(args.outdir, "fig4_variance_log_ratio.csv"),
-             ("bin_center", "count", "median_outcome_pov", "median_score_pov",
-              "median_printed_formula"),
-             [(f"{c:.4f}", n, f"{o:.6g}", f"{s:.6g}", f"{p:.6g}")
-              for c, n, o, s, p in zip(centers, counts, med_outcome,
-                                       med_score, med_printed)])
-  fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
-  plot_variance_preference(ax, centers, med_outcome, med_score)
-  fig.savefig(os.path.join(args.outdir, "fig4_variance_log_ratio.png"),
-              dpi=120)
-  plt.close(fig)
+    winrate = preference.winrate
+    centers, med_outcome, counts = theory.binned_median(winrate, preference.log_ratio_outcome, num_bins=args.num_bins)
+    _, med_score, _ = theory.binned_median(winrate, preference.log_ratio_score, num_bins=args.num_bins)
+    _, med_printed, _ = theory.binned_median(winrate, preference.log_ratio_printed, num_bins=args.num_bins)
+    _write_csv(
+        os.path.join(args.outdir, "fig4_variance_log_ratio.csv"),
+        ("bin_center", "count", "median_outcome_pov", "median_score_pov", "median_printed_formula"),
+        [
+            (f"{c:.4f}", n, f"{o:.6g}", f"{s:.6g}", f"{p:.6g}")
+            for c, n, o, s, p in zip(centers, counts, med_outcome, med_score, med_printed)
+        ],
+    )
+    fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
+    plot_variance_preference(ax, centers, med_outcome, med_score)
+    fig.savefig(os.path.join(args.outdir, "fig4_variance_log_ratio.png"), dpi=120)
+    plt.close(fig)
 
-  decision_states = int(level_loss.num_states[:-1].sum())
-  print(f"\nFig. 4: the policies disagree in {preference.num_disagreements} "
+    decision_states = int(level_loss.num_states[:-1].sum())
+    print(
+        f"\nFig. 4: the policies disagree in {preference.num_disagreements} "
         f"of {decision_states} decision states "
-        f"({preference.num_zero_variance} dropped for a zero variance)")
-  for name, y in (("pi+ = pi_outcome", preference.log_ratio_outcome),
-                  ("pi+ = pi_score", preference.log_ratio_score)):
-    for label, mask in (("losing (winrate < 0.5)", winrate < 0.5),
-                        ("winning (winrate > 0.5)", winrate > 0.5)):
-      if mask.any():
-        print(f"  {name:17s} {label:24s} median y = "
-              f"{np.median(y[mask]):+.4f}, P(y > 0) = "
-              f"{np.mean(y[mask] > 0):.3f}  ({int(mask.sum())} states)")
-  print(f"\nwrote PNG and CSV files to {args.outdir}; "
+        f"({preference.num_zero_variance} dropped for a zero variance)"
+    )
+    for name, y in (("pi+ = pi_outcome", preference.log_ratio_outcome), ("pi+ = pi_score", preference.log_ratio_score)):
+        for label, mask in (("losing (winrate < 0.5)", winrate < 0.5), ("winning (winrate > 0.5)", winrate > 0.5)):
+            if mask.any():
+                print(
+                    f"  {name:17s} {label:24s} median y = "
+                    f"{np.median(y[mask]):+.4f}, P(y > 0) = "
+                    f"{np.mean(y[mask] > 0):.3f}  ({int(mask.sum())} states)"
+                )
+    print(
+        f"\nwrote PNG and CSV files to {args.outdir}; "
         f"{time.perf_counter() - start:.2f} s in all "
-        f"({solve_seconds:.2f} s to draw and solve the MDPs)")
+        f"({solve_seconds:.2f} s to draw and solve the MDPs)"
+    )
 
 
 if __name__ == "__main__":
-  main()
+    main()

@@ -32,9 +32,8 @@ from typing import NamedTuple
 import numpy as np
 
 if __package__ in (None, ""):
-  # Run as a script from a checkout: make `saijax` importable without install.
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
-      __file__))))
+    # Run as a script from a checkout: make `saijax` importable without install.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from saijax import sigmoid  # pylint: disable=g-import-not-at-top
 
@@ -42,12 +41,12 @@ BLACK, WHITE = 1, -1  # `to_play` convention of saijax.sigmoid.signed_komi
 
 
 class Position(NamedTuple):
-  """A network evaluation of a position, for drawing."""
+    """A network evaluation of a position, for drawing."""
 
-  alpha: float  # lead of the player to move, before komi, in points
-  beta: float  # steepness (confidence in alpha)
-  to_play: int  # BLACK (+1) or WHITE (-1)
-  label: str
+    alpha: float  # lead of the player to move, before komi, in points
+    beta: float  # steepness (confidence in alpha)
+    to_play: int  # BLACK (+1) or WHITE (-1)
+    label: str
 
 
 # Fig. 1 examples, komi 7.5: balanced, ahead but unsure, ahead and sure,
@@ -64,25 +63,21 @@ LEAF = Position(13.0, 0.2, BLACK, "position r")
 
 
 def _f(x) -> np.ndarray:
-  return np.asarray(x, dtype=np.float64)
+    return np.asarray(x, dtype=np.float64)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-  parser = argparse.ArgumentParser(
-      description=__doc__.split("\n\n")[0],
-      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-  parser.add_argument("--komi", type=float, default=7.5)
-  parser.add_argument("--lambda_", type=float, default=0.8,
-                      help="lambda of the ECAI Fig. 1 agent")
-  parser.add_argument("--mu", type=float, default=0.3,
-                      help="mu of the ECAI Fig. 1 agent, <= lambda")
-  parser.add_argument("--outdir", default="runs/sigmoid_figures",
-                      help="where PNG and CSV files go (created)")
-  args = parser.parse_args(argv)
-  if not 0.0 <= args.mu <= args.lambda_ <= 1.0:
-    parser.error(f"need 0 <= mu <= lambda_ <= 1, got mu={args.mu}, "
-                 f"lambda_={args.lambda_}")
-  return args
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    parser.add_argument("--komi", type=float, default=7.5)
+    parser.add_argument("--lambda_", type=float, default=0.8, help="lambda of the ECAI Fig. 1 agent")
+    parser.add_argument("--mu", type=float, default=0.3, help="mu of the ECAI Fig. 1 agent, <= lambda")
+    parser.add_argument("--outdir", default="runs/sigmoid_figures", help="where PNG and CSV files go (created)")
+    args = parser.parse_args(argv)
+    if not 0.0 <= args.mu <= args.lambda_ <= 1.0:
+        parser.error(f"need 0 <= mu <= lambda_ <= 1, got mu={args.mu}, lambda_={args.lambda_}")
+    return args
 
 
 # --------------------------------------------------------------------------
@@ -90,47 +85,52 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def sigmoid_curves(positions, komi, x):
-  """tau_s over x and the komi point of each position.
+    """tau_s over x and the komi point of each position.
 
-  Returns:
-    One dict per position: ``tau`` [len(x)], ``signed_komi``,
-    ``winrate_at_komi`` and ``balance`` (= -alpha, where tau = 1/2).
-  """
-  curves = []
-  for p in positions:
-    k = float(sigmoid.signed_komi(komi, p.to_play))
-    curves.append(dict(
-        position=p,
-        tau=_f(sigmoid.winrate(p.alpha, p.beta, x)),
-        signed_komi=k,
-        winrate_at_komi=float(sigmoid.winrate(p.alpha, p.beta, k)),
-        balance=-p.alpha))
-  return curves
+    Returns:
+      One dict per position: ``tau`` [len(x)], ``signed_komi``,
+      ``winrate_at_komi`` and ``balance`` (= -alpha, where tau = 1/2).
+    """
+    curves = []
+    for p in positions:
+        k = float(sigmoid.signed_komi(komi, p.to_play))
+        curves.append(
+            dict(
+                position=p,
+                tau=_f(sigmoid.winrate(p.alpha, p.beta, x)),
+                signed_komi=k,
+                winrate_at_komi=float(sigmoid.winrate(p.alpha, p.beta, k)),
+                balance=-p.alpha,
+            )
+        )
+    return curves
 
 
 def plot_sigmoids(ax, x, curves, komi):
-  """Draws Fig. 1: one sigmoid per position, with its komi point."""
-  for i, c in enumerate(curves):
-    p = c["position"]
-    colour = f"C{i}"
-    ax.plot(x, c["tau"], color=colour,
-            label=(f"{p.label}: α={p.alpha:g}, β={p.beta:g}, "
-                   f"τ(k)={c['winrate_at_komi']:.2f}"))
-    ax.plot([c["signed_komi"]], [c["winrate_at_komi"]], "o", color=colour)
-    ax.plot([c["balance"]], [0.5], "x", color=colour, ms=7)
-  for k, name in ((-komi, "Black"), (komi, "White")):
-    ax.axvline(k, color="0.5", lw=0.8, ls="--")
-    ax.annotate(f"k = {k:+g}\n({name} to move)", (k, 0.02),
-                xytext=(3, 0), textcoords="offset points", fontsize=8)
-  ax.axhline(0.5, color="0.7", lw=0.8)
-  ax.set_xlim(x.min(), x.max())
-  ax.set_ylim(0.0, 1.0)
-  ax.set_xlabel("bonus points x for the player to move")
-  ax.set_ylabel(r"$\tau_s(x) = \sigma(\beta_s(\alpha_s + x))$")
-  ax.set_title(f"Winrate as a sigmoid of bonus points (komi {komi:g}):\n"
-               "o = win probability at the signed komi, x = −α (τ = ½)")
-  ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12),
-            ncol=2)
+    """Draws Fig. 1: one sigmoid per position, with its komi point."""
+    for i, c in enumerate(curves):
+        p = c["position"]
+        colour = f"C{i}"
+        ax.plot(
+            x,
+            c["tau"],
+            color=colour,
+            label=(f"{p.label}: α={p.alpha:g}, β={p.beta:g}, τ(k)={c['winrate_at_komi']:.2f}"),
+        )
+        ax.plot([c["signed_komi"]], [c["winrate_at_komi"]], "o", color=colour)
+        ax.plot([c["balance"]], [0.5], "x", color=colour, ms=7)
+    for k, name in ((-komi, "Black"), (komi, "White")):
+        ax.axvline(k, color="0.5", lw=0.8, ls="--")
+        ax.annotate(f"k = {k:+g}\n({name} to move)", (k, 0.02), xytext=(3, 0), textcoords="offset points", fontsize=8)
+    ax.axhline(0.5, color="0.7", lw=0.8)
+    ax.set_xlim(x.min(), x.max())
+    ax.set_ylim(0.0, 1.0)
+    ax.set_xlabel("bonus points x for the player to move")
+    ax.set_ylabel(r"$\tau_s(x) = \sigma(\beta_s(\alpha_s + x))$")
+    ax.set_title(
+        f"Winrate as a sigmoid of bonus points (komi {komi:g}):\no = win probability at the signed komi, x = −α (τ = ½)"
+    )
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
 
 
 # --------------------------------------------------------------------------
@@ -138,141 +138,171 @@ def plot_sigmoids(ax, x, curves, komi):
 
 
 def interval_example(root, leaf, komi, lambda_, mu):
-  """The numbers of ECAI Fig. 1 for a root s and a position r below it."""
-  k = float(sigmoid.signed_komi(komi, root.to_play))
-  x_lambda, x_mu = (float(v) for v in sigmoid.agent_interval(
-      root.alpha, root.beta, k, lambda_, mu, 0.0))
-  tau_k = float(sigmoid.winrate(root.alpha, root.beta, k))
-  # The two ends of the family, x_0 = k_s and x_1 = -alpha_s.
-  x_zero, x_one = (float(sigmoid.bonus_for(theta, root.alpha, root.beta, k))
-                   for theta in (0.0, 1.0))
-  same_player = leaf.to_play == root.to_play
-  nu = float(sigmoid.interval_average(leaf.alpha, leaf.beta, x_mu, x_lambda,
-                                      same_player))
-  return dict(
-      signed_komi=k, winrate_at_komi=tau_k, lambda_=lambda_, mu=mu,
-      x_lambda=x_lambda, x_mu=x_mu, x_zero=x_zero, x_one=x_one,
-      level_lambda=lambda_ / 2 + (1 - lambda_) * tau_k,
-      level_mu=mu / 2 + (1 - mu) * tau_k,
-      nu=nu,
-      leaf_winrate_at_komi=float(sigmoid.winrate(leaf.alpha, leaf.beta, k)),
-      same_player=same_player)
+    """The numbers of ECAI Fig. 1 for a root s and a position r below it."""
+    k = float(sigmoid.signed_komi(komi, root.to_play))
+    x_lambda, x_mu = (float(v) for v in sigmoid.agent_interval(root.alpha, root.beta, k, lambda_, mu, 0.0))
+    tau_k = float(sigmoid.winrate(root.alpha, root.beta, k))
+    # The two ends of the family, x_0 = k_s and x_1 = -alpha_s.
+    x_zero, x_one = (float(sigmoid.bonus_for(theta, root.alpha, root.beta, k)) for theta in (0.0, 1.0))
+    same_player = leaf.to_play == root.to_play
+    nu = float(sigmoid.interval_average(leaf.alpha, leaf.beta, x_mu, x_lambda, same_player))
+    return dict(
+        signed_komi=k,
+        winrate_at_komi=tau_k,
+        lambda_=lambda_,
+        mu=mu,
+        x_lambda=x_lambda,
+        x_mu=x_mu,
+        x_zero=x_zero,
+        x_one=x_one,
+        level_lambda=lambda_ / 2 + (1 - lambda_) * tau_k,
+        level_mu=mu / 2 + (1 - mu) * tau_k,
+        nu=nu,
+        leaf_winrate_at_komi=float(sigmoid.winrate(leaf.alpha, leaf.beta, k)),
+        same_player=same_player,
+    )
 
 
 def plot_interval_average(axes, x, root, leaf, example):
-  """Draws ECAI Fig. 1 on two axes: the root's construction, then nu_r."""
-  k = example["signed_komi"]
-  x_lambda, x_mu = example["x_lambda"], example["x_mu"]
-  tau_root = _f(sigmoid.winrate(root.alpha, root.beta, x))
-  tau_leaf = _f(sigmoid.winrate(leaf.alpha, leaf.beta, x))
+    """Draws ECAI Fig. 1 on two axes: the root's construction, then nu_r."""
+    k = example["signed_komi"]
+    x_lambda, x_mu = example["x_lambda"], example["x_mu"]
+    tau_root = _f(sigmoid.winrate(root.alpha, root.beta, x))
+    tau_leaf = _f(sigmoid.winrate(leaf.alpha, leaf.beta, x))
 
-  ax = axes[0]
-  ax.plot(x, tau_root, "k", label=fr"root $\tau_s$: α={root.alpha:g}, "
-          fr"β={root.beta:g}")
-  ax.axhline(0.5, color="0.7", lw=0.8)
-  for name, xv, level, colour in (
-      ("0", example["x_zero"], example["winrate_at_komi"], "0.3"),
-      (fr"\mu={example['mu']:g}", x_mu, example["level_mu"], "tab:blue"),
-      (fr"\lambda={example['lambda_']:g}", x_lambda, example["level_lambda"],
-       "tab:red"),
-      ("1", example["x_one"], 0.5, "0.3")):
-    ax.plot([x.min(), xv], [level, level], ls=":", color=colour)
-    ax.plot([xv, xv], [0.0, level], ls=":", color=colour)
-    ax.plot([xv], [level], "o", color=colour)
-    # Left of and above the dot: the rising curve is below there.
-    ax.annotate(fr"$x_{{{name}}}$ = {xv:.2f}", (xv, level), xytext=(-6, 3),
-                textcoords="offset points", ha="right", va="bottom",
-                color=colour, fontsize=9)
-  ax.set_title(r"$x_\theta = \tau_s^{-1}(\theta/2 + (1-\theta)\,"
-               r"\tau_s(k_s))$: $x_0 = k_s$, $x_1 = -\alpha_s$",
-               fontsize=10)
+    ax = axes[0]
+    ax.plot(
+        x,
+        tau_root,
+        "k",
+        label=rf"root $\tau_s$: α={root.alpha:g}, "
+        rf"β={root.beta:g}",
+    )
+    ax.axhline(0.5, color="0.7", lw=0.8)
+    for name, xv, level, colour in (
+        ("0", example["x_zero"], example["winrate_at_komi"], "0.3"),
+        (rf"\mu={example['mu']:g}", x_mu, example["level_mu"], "tab:blue"),
+        (rf"\lambda={example['lambda_']:g}", x_lambda, example["level_lambda"], "tab:red"),
+        ("1", example["x_one"], 0.5, "0.3"),
+    ):
+        ax.plot([x.min(), xv], [level, level], ls=":", color=colour)
+        ax.plot([xv, xv], [0.0, level], ls=":", color=colour)
+        ax.plot([xv], [level], "o", color=colour)
+        # Left of and above the dot: the rising curve is below there.
+        ax.annotate(
+            rf"$x_{{{name}}}$ = {xv:.2f}",
+            (xv, level),
+            xytext=(-6, 3),
+            textcoords="offset points",
+            ha="right",
+            va="bottom",
+            color=colour,
+            fontsize=9,
+        )
+    ax.set_title(
+        r"$x_\theta = \tau_s^{-1}(\theta/2 + (1-\theta)\,"
+        r"\tau_s(k_s))$: $x_0 = k_s$, $x_1 = -\alpha_s$",
+        fontsize=10,
+    )
 
-  ax = axes[1]
-  ax.plot(x, tau_root, color="0.7", lw=1, label=r"root $\tau_s$")
-  ax.plot(x, tau_leaf, "tab:green",
-          label=fr"$\tau_r$: α={leaf.alpha:g}, β={leaf.beta:g}")
-  lo, hi = min(x_mu, x_lambda), max(x_mu, x_lambda)
-  inside = (x >= lo) & (x <= hi)
-  ax.fill_between(x[inside], 0.0, tau_leaf[inside], color="tab:green",
-                  alpha=0.25, label=r"$\int_{x_\mu}^{x_\lambda}\tau_r$")
-  ax.plot([lo, hi, hi, lo, lo], [0, 0, example["nu"], example["nu"], 0],
-          color="tab:purple", lw=1.5,
-          label=fr"$\nu_r^{{\lambda,\mu}}(s)$ = {example['nu']:.3f}")
-  ax.axvline(k, color="0.5", lw=0.8, ls="--")
-  ax.plot([k], [example["leaf_winrate_at_komi"]], "o", color="tab:green")
-  ax.annotate(fr"$\tau_r(k_s)$ = {example['leaf_winrate_at_komi']:.3f}",
-              (k, example["leaf_winrate_at_komi"]), xytext=(6, -12),
-              textcoords="offset points", fontsize=8)
-  for xv, name in ((x_mu, r"$x_\mu$"), (x_lambda, r"$x_\lambda$")):
-    ax.annotate(name, (xv, 0.0), xytext=(0, 3), textcoords="offset points",
-                ha="center", va="bottom", fontsize=9)
-  ax.set_title(r"$\nu_r^{\lambda,\mu}(s)$ = average of $\tau_r$ over "
-               r"$[x_\mu, x_\lambda]$ (rectangle area = shaded area)",
-               fontsize=10)
-  for ax in axes:
-    ax.set_xlim(x.min(), x.max())
-    ax.set_ylim(0.0, 1.0)
-    ax.set_xlabel("bonus points x for the root player")
-    ax.legend(fontsize=8, loc="upper left")
-  axes[0].set_ylabel("win probability")
+    ax = axes[1]
+    ax.plot(x, tau_root, color="0.7", lw=1, label=r"root $\tau_s$")
+    ax.plot(x, tau_leaf, "tab:green", label=rf"$\tau_r$: α={leaf.alpha:g}, β={leaf.beta:g}")
+    lo, hi = min(x_mu, x_lambda), max(x_mu, x_lambda)
+    inside = (x >= lo) & (x <= hi)
+    ax.fill_between(
+        x[inside], 0.0, tau_leaf[inside], color="tab:green", alpha=0.25, label=r"$\int_{x_\mu}^{x_\lambda}\tau_r$"
+    )
+    ax.plot(
+        [lo, hi, hi, lo, lo],
+        [0, 0, example["nu"], example["nu"], 0],
+        color="tab:purple",
+        lw=1.5,
+        label=rf"$\nu_r^{{\lambda,\mu}}(s)$ = {example['nu']:.3f}",
+    )
+    ax.axvline(k, color="0.5", lw=0.8, ls="--")
+    ax.plot([k], [example["leaf_winrate_at_komi"]], "o", color="tab:green")
+    ax.annotate(
+        rf"$\tau_r(k_s)$ = {example['leaf_winrate_at_komi']:.3f}",
+        (k, example["leaf_winrate_at_komi"]),
+        xytext=(6, -12),
+        textcoords="offset points",
+        fontsize=8,
+    )
+    for xv, name in ((x_mu, r"$x_\mu$"), (x_lambda, r"$x_\lambda$")):
+        ax.annotate(name, (xv, 0.0), xytext=(0, 3), textcoords="offset points", ha="center", va="bottom", fontsize=9)
+    ax.set_title(
+        r"$\nu_r^{\lambda,\mu}(s)$ = average of $\tau_r$ over "
+        r"$[x_\mu, x_\lambda]$ (rectangle area = shaded area)",
+        fontsize=10,
+    )
+    for ax in axes:
+        ax.set_xlim(x.min(), x.max())
+        ax.set_ylim(0.0, 1.0)
+        ax.set_xlabel("bonus points x for the root player")
+        ax.legend(fontsize=8, loc="upper left")
+    axes[0].set_ylabel("win probability")
 
 
 def _write_csv(path, header, rows):
-  with open(path, "w", newline="") as f:
-    writer = csv.writer(f)
-    writer.writerow(header)
-    writer.writerows(rows)
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
 
 
 def main(argv=None):
-  args = parse_args(argv)
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+    args = parse_args(argv)
+    import matplotlib  # pylint: disable=g-import-not-at-top
 
-  os.makedirs(args.outdir, exist_ok=True)
-  x = np.linspace(-40.0, 30.0, 561)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
-  curves = sigmoid_curves(EXAMPLES, args.komi, x)
-  fig, ax = plt.subplots(figsize=(8, 5.8), constrained_layout=True)
-  plot_sigmoids(ax, x, curves, args.komi)
-  fig.savefig(os.path.join(args.outdir, "fig1_sigmoids.png"), dpi=120)
-  plt.close(fig)
-  rows = []
-  for c in curves:
-    p = c["position"]
-    rows += [(p.label, p.alpha, p.beta, "curve", f"{xv:g}", f"{t:.6f}")
-             for xv, t in zip(x, c["tau"])]
-    rows.append((p.label, p.alpha, p.beta, "signed_komi",
-                 f"{c['signed_komi']:g}", f"{c['winrate_at_komi']:.6f}"))
-    rows.append((p.label, p.alpha, p.beta, "minus_alpha", f"{-p.alpha:g}",
-                 "0.5"))
-  _write_csv(os.path.join(args.outdir, "fig1_sigmoids.csv"),
-             ("position", "alpha", "beta", "kind", "x", "winrate"), rows)
-  print(f"Fig. 1 (komi {args.komi:g}):")
-  for c in curves:
-    p = c["position"]
-    print(f"  {p.label:30s} alpha={p.alpha:6g} beta={p.beta:5g} "
-          f"k_s={c['signed_komi']:+g} tau(k_s)={c['winrate_at_komi']:.4f}")
+    os.makedirs(args.outdir, exist_ok=True)
+    x = np.linspace(-40.0, 30.0, 561)
 
-  example = interval_example(ROOT, LEAF, args.komi, args.lambda_, args.mu)
-  fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
-  plot_interval_average(axes, x, ROOT, LEAF, example)
-  fig.savefig(os.path.join(args.outdir, "ecai_fig1_interval_average.png"),
-              dpi=120)
-  plt.close(fig)
-  _write_csv(os.path.join(args.outdir, "ecai_fig1_interval_average.csv"),
-             ("quantity", "value"),
-             [("root_alpha", ROOT.alpha), ("root_beta", ROOT.beta),
-              ("leaf_alpha", LEAF.alpha), ("leaf_beta", LEAF.beta)] +
-             [(name, f"{value:.6g}") for name, value in example.items()])
-  print(f"ECAI Fig. 1 (lambda={args.lambda_:g}, mu={args.mu:g}): "
+    curves = sigmoid_curves(EXAMPLES, args.komi, x)
+    fig, ax = plt.subplots(figsize=(8, 5.8), constrained_layout=True)
+    plot_sigmoids(ax, x, curves, args.komi)
+    fig.savefig(os.path.join(args.outdir, "fig1_sigmoids.png"), dpi=120)
+    plt.close(fig)
+    rows = []
+    for c in curves:
+        p = c["position"]
+        rows += [(p.label, p.alpha, p.beta, "curve", f"{xv:g}", f"{t:.6f}") for xv, t in zip(x, c["tau"])]
+        rows.append((p.label, p.alpha, p.beta, "signed_komi", f"{c['signed_komi']:g}", f"{c['winrate_at_komi']:.6f}"))
+        rows.append((p.label, p.alpha, p.beta, "minus_alpha", f"{-p.alpha:g}", "0.5"))
+    _write_csv(
+        os.path.join(args.outdir, "fig1_sigmoids.csv"), ("position", "alpha", "beta", "kind", "x", "winrate"), rows
+    )
+    print(f"Fig. 1 (komi {args.komi:g}):")
+    for c in curves:
+        p = c["position"]
+        print(
+            f"  {p.label:30s} alpha={p.alpha:6g} beta={p.beta:5g} "
+            f"k_s={c['signed_komi']:+g} tau(k_s)={c['winrate_at_komi']:.4f}"
+        )
+
+    example = interval_example(ROOT, LEAF, args.komi, args.lambda_, args.mu)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
+    plot_interval_average(axes, x, ROOT, LEAF, example)
+    fig.savefig(os.path.join(args.outdir, "ecai_fig1_interval_average.png"), dpi=120)
+    plt.close(fig)
+    _write_csv(
+        os.path.join(args.outdir, "ecai_fig1_interval_average.csv"),
+        ("quantity", "value"),
+        [("root_alpha", ROOT.alpha), ("root_beta", ROOT.beta), ("leaf_alpha", LEAF.alpha), ("leaf_beta", LEAF.beta)]
+        + [(name, f"{value:.6g}") for name, value in example.items()],
+    )
+    print(
+        f"ECAI Fig. 1 (lambda={args.lambda_:g}, mu={args.mu:g}): "
         f"tau_s(k_s)={example['winrate_at_komi']:.4f}, "
         f"x_mu={example['x_mu']:.3f}, x_lambda={example['x_lambda']:.3f}, "
         f"nu_r={example['nu']:.4f} "
-        f"(tau_r(k_s)={example['leaf_winrate_at_komi']:.4f})")
-  print(f"wrote PNG and CSV files to {args.outdir}")
+        f"(tau_r(k_s)={example['leaf_winrate_at_komi']:.4f})"
+    )
+    print(f"wrote PNG and CSV files to {args.outdir}")
 
 
 if __name__ == "__main__":
-  main()
+    main()

@@ -88,19 +88,15 @@ import math
 import os
 import shlex
 import sys
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.stats
 
-from saijax import cli
-from saijax import go
-from saijax import gtp_client
-from saijax import networks
-from saijax import search
-from saijax import sgf
+from saijax import cli, go, gtp_client, networks, search, sgf
 
 __all__ = [
     "ArenaPlayer",
@@ -180,7 +176,7 @@ class ArenaPlayer:
         lambda_: float | None = None,
         mu: float | None = None,
         threshold: float | None = None,
-    ) -> "ArenaPlayer":
+    ) -> ArenaPlayer:
         """A player from a flax network and its ``{"params", "batch_stats"}``.
 
         The evaluator is cached per (network, rules), so players built from
@@ -306,17 +302,17 @@ def append_results(path: str | os.PathLike, results: Iterable[GameResult]) -> No
 # Compiled pieces, cached so matches and tests share them.
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _network_evaluator(net: networks.SaiNet, rules: go.GoRules) -> search.Evaluator:
     return search.make_network_evaluator(net, rules)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _search_fn(evaluator, rules: go.GoRules, config: search.SearchConfig):
     return search.make_search_fn(evaluator, rules, config)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _advance_fn(rules: go.GoRules):
     """jit((states [B], action [B], child_q [B, A], threshold, resign_after) -> (states, resigned [B]))."""
 
@@ -333,13 +329,13 @@ def _advance_fn(rules: go.GoRules):
     return jax.jit(advance)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _margin_fn(rules: go.GoRules):
     """jit(states [B] -> Black-minus-White Tromp–Taylor margin, komi included [B])."""
     return jax.jit(lambda states: jax.vmap(lambda s: go.area_score(rules, s))(states) - states.komi)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _init_fn(rules: go.GoRules, handicap: int):
     return jax.jit(jax.vmap(lambda k: go.init(rules, k, handicap)))
 
@@ -585,9 +581,22 @@ def play_match(
                 f"White {side_a.describe() if white == side_a.name else side_b.describe()}."
             )
             result = _finish(
-                game=i, seed=seed, rules=rules, black=black, white=white, komi=komis[i], handicap=handicap,
-                moves=played, comments=comments, passes=int(passes[j]), count_margin=float(margins[j]),
-                resign_winner=resign_winner, estimate=est, engine_score="", sgf_dir=sgf_dir, root_comment=root,
+                game=i,
+                seed=seed,
+                rules=rules,
+                black=black,
+                white=white,
+                komi=komis[i],
+                handicap=handicap,
+                moves=played,
+                comments=comments,
+                passes=int(passes[j]),
+                count_margin=float(margins[j]),
+                resign_winner=resign_winner,
+                estimate=est,
+                engine_score="",
+                sgf_dir=sgf_dir,
+                root_comment=root,
             )
             results[i] = result
             done_reported[i] = True
@@ -781,8 +790,14 @@ def play_gtp_match(
                     keys = _game_keys(base, game_id, jnp.int32(2 * ply))
                     out = search_fn(net_player.params, keys, batched, agent)
                     action, alpha, beta, child_q, visits, est = jax.device_get(
-                        (out.action[0], out.root_alpha[0], out.root_beta[0], out.child_q[0], out.visit_counts[0],
-                         out.score_estimate[0])
+                        (
+                            out.action[0],
+                            out.root_alpha[0],
+                            out.root_beta[0],
+                            out.child_q[0],
+                            out.visit_counts[0],
+                            out.score_estimate[0],
+                        )
                     )
                     best = np.nanmax(child_q) if np.isfinite(child_q).any() else np.nan
                     if ply >= resign_after and best < threshold:
@@ -822,10 +837,23 @@ def play_gtp_match(
                 f"Engine: {' '.join(shlex.quote(str(a)) for a in engine_argv)}."
             )
             result = _finish(
-                game=i, seed=seed, rules=rules, black=black, white=white, komi=komi_i, handicap=handicap,
-                moves=moves, comments=comments, passes=int(state.passes), count_margin=margin,
-                resign_winner=resign_winner, estimate=estimate, engine_score=engine_score, sgf_dir=sgf_dir,
-                root_comment=root, engine_dead=engine_dead,
+                game=i,
+                seed=seed,
+                rules=rules,
+                black=black,
+                white=white,
+                komi=komi_i,
+                handicap=handicap,
+                moves=moves,
+                comments=comments,
+                passes=int(state.passes),
+                count_margin=margin,
+                resign_winner=resign_winner,
+                estimate=estimate,
+                engine_score=engine_score,
+                sgf_dir=sgf_dir,
+                root_comment=root,
+                engine_dead=engine_dead,
             )
             results.append(result)
             if log is not None:
@@ -1094,8 +1122,12 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--player", required=True, help="'random' or a checkpoint (workdir or step directory)")
     p.add_argument(
-        "--opponent", required=True,
-        help="'random' (random net), 'uniform' (uniformly random legal moves), a checkpoint, 'gnugo:LEVEL' or 'gtp:<command>'",
+        "--opponent",
+        required=True,
+        help=(
+            "'random' (random net), 'uniform' (uniformly random legal moves), a checkpoint, "
+            "'gnugo:LEVEL' or 'gtp:<command>'"
+        ),
     )
     p.add_argument("--games", type=int, default=20)
     p.add_argument("--board_size", type=int, default=9)
@@ -1152,8 +1184,14 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
             value_mode="score" if net.value_head == "score" else "sigmoid",
         )
         return ArenaPlayer.from_network(
-            name or default + _agent_suffix(lam, mu), net, variables, rules, config,
-            lambda_=lam, mu=mu, threshold=threshold,
+            name or default + _agent_suffix(lam, mu),
+            net,
+            variables,
+            rules,
+            config,
+            lambda_=lam,
+            mu=mu,
+            threshold=threshold,
         )
 
     try:
@@ -1161,10 +1199,18 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
     except (ValueError, OSError) as e:  # a missing or corrupt checkpoint, a bad option
         return fail(e)
     common = dict(
-        games=args.games, komi=args.komi, handicap=args.handicap, alternate_colours=not args.no_alternate,
-        seed=args.seed, max_moves=args.max_moves, resign_threshold=args.resign_threshold,
-        resign_after=args.resign_after, score_visits=score_visits, sgf_dir=args.sgf_dir,
-        results_path=args.results, log=log,
+        games=args.games,
+        komi=args.komi,
+        handicap=args.handicap,
+        alternate_colours=not args.no_alternate,
+        seed=args.seed,
+        max_moves=args.max_moves,
+        resign_threshold=args.resign_threshold,
+        resign_after=args.resign_after,
+        score_visits=score_visits,
+        sgf_dir=args.sgf_dir,
+        results_path=args.results,
+        log=log,
     )
     opp = args.opponent
     if opp.startswith("gnugo:") or opp.startswith("gtp:"):

@@ -39,14 +39,14 @@ import orbax.checkpoint as ocp
 from jax.sharding import NamedSharding, PartitionSpec
 
 __all__ = [
-    'CheckpointError',
-    'Checkpointer',
-    'Payload',
+    "CheckpointError",
+    "Checkpointer",
+    "Payload",
 ]
 
 _FORMAT_VERSION = 1
-_STATE = 'state'
-_META = 'meta'
+_STATE = "state"
+_META = "meta"
 
 
 class _QuietOrbax(logging.Filter):
@@ -55,12 +55,12 @@ class _QuietOrbax(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno >= logging.WARNING:
             return True
-        path = record.pathname.replace(os.sep, '/')
-        return '/orbax/' not in path
+        path = record.pathname.replace(os.sep, "/")
+        return "/orbax/" not in path
 
 
 def _quiet_orbax_logging() -> None:
-    for name in ('absl', 'orbax'):
+    for name in ("absl", "orbax"):
         logger = logging.getLogger(name)
         if not any(isinstance(f, _QuietOrbax) for f in logger.filters):
             logger.addFilter(_QuietOrbax())
@@ -105,8 +105,7 @@ def _key_to_data(key: jax.Array) -> tuple[np.ndarray, str | None]:
     """Raw uint32 data of a key, and its implementation name (None for a
     legacy raw uint32 key)."""
     if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-        return (np.asarray(jax.random.key_data(key)),
-                str(jax.random.key_impl(key)))
+        return (np.asarray(jax.random.key_data(key)), str(jax.random.key_impl(key)))
     return np.asarray(key, np.uint32), None
 
 
@@ -118,7 +117,7 @@ def _data_to_key(data: np.ndarray, impl: str | None) -> jax.Array:
 
 
 def _replicated_sharding() -> NamedSharding:
-    mesh = jax.sharding.Mesh(np.asarray(jax.devices()), ('batch',))
+    mesh = jax.sharding.Mesh(np.asarray(jax.devices()), ("batch",))
     return NamedSharding(mesh, PartitionSpec())
 
 
@@ -129,7 +128,7 @@ def _abstract(tree: Any) -> Any:
 
     def leaf(x):
         nonlocal default
-        sharding = getattr(x, 'sharding', None)
+        sharding = getattr(x, "sharding", None)
         if sharding is None:
             if default is None:
                 default = _replicated_sharding()
@@ -140,7 +139,7 @@ def _abstract(tree: Any) -> Any:
 
 
 def _key_name(entry: Any) -> str:
-    for attr in ('name', 'key', 'idx'):
+    for attr in ("name", "key", "idx"):
         if hasattr(entry, attr):
             return str(getattr(entry, attr))
     return str(entry)
@@ -149,10 +148,8 @@ def _key_name(entry: Any) -> str:
 def _shapes_by_path(tree: Any) -> dict[str, tuple[int, ...]]:
     """`{'train_state/params/block_0/conv1/kernel': shape, ...}`: paths that
     match whether a node is a dataclass, a NamedTuple or orbax's dict."""
-    leaves = jax.tree_util.tree_flatten_with_path(
-        tree, is_leaf=lambda x: hasattr(x, 'shape'))[0]
-    return {'/'.join(_key_name(k) for k in path): tuple(leaf.shape)
-            for path, leaf in leaves if hasattr(leaf, 'shape')}
+    leaves = jax.tree_util.tree_flatten_with_path(tree, is_leaf=lambda x: hasattr(x, "shape"))[0]
+    return {"/".join(_key_name(k) for k in path): tuple(leaf.shape) for path, leaf in leaves if hasattr(leaf, "shape")}
 
 
 def _shape_mismatches(template: Any, stored: Any) -> list[str]:
@@ -163,11 +160,10 @@ def _shape_mismatches(template: Any, stored: Any) -> list[str]:
     out = []
     for path, shape in expected.items():
         if path not in found:
-            out.append(f'{path}: missing from the checkpoint')
+            out.append(f"{path}: missing from the checkpoint")
         elif found[path] != shape:
-            out.append(f'{path}: stored {found[path]}, expected {shape}')
-    out.extend(f'{path}: stored but not expected'
-               for path in found if path not in expected)
+            out.append(f"{path}: stored {found[path]}, expected {shape}")
+    out.extend(f"{path}: stored but not expected" for path in found if path not in expected)
     return out
 
 
@@ -184,8 +180,7 @@ class Checkpointer:
             workdir: the run's working directory; never deleted.
             max_to_keep: how many recent generations to keep.
         """
-        self.directory = os.path.abspath(
-            os.path.join(os.fspath(workdir), 'checkpoints'))
+        self.directory = os.path.abspath(os.path.join(os.fspath(workdir), "checkpoints"))
         options = ocp.CheckpointManagerOptions(
             max_to_keep=max_to_keep,
             create=True,
@@ -193,8 +188,7 @@ class Checkpointer:
             cleanup_tmp_directories=True,
             enable_async_checkpointing=False,
         )
-        self._manager = ocp.CheckpointManager(
-            self.directory, options=options, item_names=(_STATE, _META))
+        self._manager = ocp.CheckpointManager(self.directory, options=options, item_names=(_STATE, _META))
 
     # Context management.
 
@@ -233,30 +227,44 @@ class Checkpointer:
         if generation is None:
             generation = self.latest_generation()
             if generation is None:
-                raise FileNotFoundError(f'no checkpoint in {self.directory}')
+                raise FileNotFoundError(f"no checkpoint in {self.directory}")
         directory = self.step_directory(generation)
         try:
-            meta = self._manager.restore(
-                generation, args=ocp.args.Composite(
-                    **{_META: ocp.args.JsonRestore()}))[_META]
+            meta = self._manager.restore(generation, args=ocp.args.Composite(**{_META: ocp.args.JsonRestore()}))[_META]
         except FileNotFoundError:
             raise
         except Exception as e:  # pylint: disable=broad-except
-            raise self._error(generation, 'its metadata is unreadable', e)
-        required = ('format_version', 'generation', 'blocks', 'filters',
-                    'value_head', 'board_size', 'replay_dir', 'rng_impl',
-                    'extra')
+            raise self._error(generation, "its metadata is unreadable", e) from e
+        required = (
+            "format_version",
+            "generation",
+            "blocks",
+            "filters",
+            "value_head",
+            "board_size",
+            "replay_dir",
+            "rng_impl",
+            "extra",
+        )
         if not isinstance(meta, dict) or any(k not in meta for k in required):
-            raise CheckpointError(
-                f'checkpoint {directory} has incomplete metadata: {meta!r}')
+            raise CheckpointError(f"checkpoint {directory} has incomplete metadata: {meta!r}")
         return meta
 
     # Save and restore.
 
-    def save(self, generation: int, *, state: Any, rng_key: jax.Array,
-             blocks: int, filters: int, value_head: str, board_size: int,
-             replay_dir: str | os.PathLike,
-             extra: dict[str, Any] | None = None) -> str:
+    def save(
+        self,
+        generation: int,
+        *,
+        state: Any,
+        rng_key: jax.Array,
+        blocks: int,
+        filters: int,
+        value_head: str,
+        board_size: int,
+        replay_dir: str | os.PathLike,
+        extra: dict[str, Any] | None = None,
+    ) -> str:
         """Saves a finished generation, atomically; returns its directory.
 
         Args:
@@ -270,30 +278,37 @@ class Checkpointer:
         """
         data, impl = _key_to_data(rng_key)
         meta = {
-            'format_version': _FORMAT_VERSION,
-            'generation': int(generation),
-            'blocks': int(blocks),
-            'filters': int(filters),
-            'value_head': str(value_head),
-            'board_size': int(board_size),
-            'replay_dir': os.path.abspath(os.fspath(replay_dir)),
-            'rng_impl': impl,
-            'extra': dict(extra or {}),
+            "format_version": _FORMAT_VERSION,
+            "generation": int(generation),
+            "blocks": int(blocks),
+            "filters": int(filters),
+            "value_head": str(value_head),
+            "board_size": int(board_size),
+            "replay_dir": os.path.abspath(os.fspath(replay_dir)),
+            "rng_impl": impl,
+            "extra": dict(extra or {}),
         }
-        tree = {'train_state': state, 'rng': data}
+        tree = {"train_state": state, "rng": data}
         self._manager.save(
             int(generation),
-            args=ocp.args.Composite(**{
-                _STATE: ocp.args.StandardSave(tree),
-                _META: ocp.args.JsonSave(meta),
-            }),
-            force=True)
+            args=ocp.args.Composite(
+                **{
+                    _STATE: ocp.args.StandardSave(tree),
+                    _META: ocp.args.JsonSave(meta),
+                }
+            ),
+            force=True,
+        )
         self._manager.wait_until_finished()
         return self.step_directory(generation)
 
-    def restore(self, generation: int,
-                template: Any | Callable[[dict[str, Any]], Any], *,
-                expected_shape: tuple[int, int] | None = None) -> Payload:
+    def restore(
+        self,
+        generation: int,
+        template: Any | Callable[[dict[str, Any]], Any],
+        *,
+        expected_shape: tuple[int, int] | None = None,
+    ) -> Payload:
         """Restores one generation's checkpoint.
 
         Args:
@@ -316,61 +331,56 @@ class Checkpointer:
         """
         directory = self.step_directory(generation)
         if int(generation) not in self.all_generations():
-            raise FileNotFoundError(
-                f'no checkpoint for generation {generation} in '
-                f'{self.directory}')
+            raise FileNotFoundError(f"no checkpoint for generation {generation} in {self.directory}")
         meta = self.read_metadata(generation)
-        if expected_shape is not None and (
-                tuple(expected_shape) != (meta['blocks'], meta['filters'])):
+        if expected_shape is not None and (tuple(expected_shape) != (meta["blocks"], meta["filters"])):
             raise CheckpointError(
-                f'checkpoint {directory} holds a {meta["blocks"]}x'
-                f'{meta["filters"]} network, but the config expects '
-                f'{expected_shape[0]}x{expected_shape[1]}')
+                f"checkpoint {directory} holds a {meta['blocks']}x"
+                f"{meta['filters']} network, but the config expects "
+                f"{expected_shape[0]}x{expected_shape[1]}"
+            )
         state_template = template(meta) if callable(template) else template
-        rng_shape = np.shape(_key_to_data(
-            jax.random.key(0, impl=meta['rng_impl']) if meta['rng_impl']
-            else jax.random.PRNGKey(0))[0])
-        target = _abstract({'train_state': state_template,
-                            'rng': jax.ShapeDtypeStruct(rng_shape,
-                                                        np.uint32)})
+        rng_shape = np.shape(
+            _key_to_data(jax.random.key(0, impl=meta["rng_impl"]) if meta["rng_impl"] else jax.random.PRNGKey(0))[0]
+        )
+        target = _abstract({"train_state": state_template, "rng": jax.ShapeDtypeStruct(rng_shape, np.uint32)})
         try:
             stored = self._manager.item_metadata(generation)[_STATE]
-            stored_tree = getattr(stored, 'tree', stored)
+            stored_tree = getattr(stored, "tree", stored)
         except Exception:  # pylint: disable=broad-except
             stored_tree = None
         if stored_tree is not None:
             mismatches = _shape_mismatches(target, stored_tree)
             if mismatches:
-                shown = '; '.join(mismatches[:5])
+                shown = "; ".join(mismatches[:5])
                 more = len(mismatches) - 5
                 raise CheckpointError(
-                    f'checkpoint {directory} does not fit the expected state '
-                    f'(stored network {meta["blocks"]}x{meta["filters"]} '
-                    f'{meta["value_head"]}): {shown}'
-                    + (f'; and {more} more' if more > 0 else ''))
+                    f"checkpoint {directory} does not fit the expected state "
+                    f"(stored network {meta['blocks']}x{meta['filters']} "
+                    f"{meta['value_head']}): {shown}" + (f"; and {more} more" if more > 0 else "")
+                )
         try:
             restored = self._manager.restore(
-                generation, args=ocp.args.Composite(**{
-                    _STATE: ocp.args.StandardRestore(target)}))[_STATE]
+                generation, args=ocp.args.Composite(**{_STATE: ocp.args.StandardRestore(target)})
+            )[_STATE]
         except Exception as e:  # pylint: disable=broad-except
-            raise self._error(generation, 'its arrays are unreadable', e)
+            raise self._error(generation, "its arrays are unreadable", e) from e
         return Payload(
-            generation=int(meta['generation']),
-            state=restored['train_state'],
-            rng_key=_data_to_key(np.asarray(restored['rng']),
-                                 meta['rng_impl']),
-            blocks=int(meta['blocks']),
-            filters=int(meta['filters']),
-            value_head=str(meta['value_head']),
-            board_size=int(meta['board_size']),
-            replay_dir=str(meta['replay_dir']),
-            extra=dict(meta['extra']),
+            generation=int(meta["generation"]),
+            state=restored["train_state"],
+            rng_key=_data_to_key(np.asarray(restored["rng"]), meta["rng_impl"]),
+            blocks=int(meta["blocks"]),
+            filters=int(meta["filters"]),
+            value_head=str(meta["value_head"]),
+            board_size=int(meta["board_size"]),
+            replay_dir=str(meta["replay_dir"]),
+            extra=dict(meta["extra"]),
             directory=directory,
         )
 
-    def restore_latest(self, template: Any | Callable[[dict[str, Any]], Any],
-                       *, expected_shape: tuple[int, int] | None = None
-                       ) -> Payload | None:
+    def restore_latest(
+        self, template: Any | Callable[[dict[str, Any]], Any], *, expected_shape: tuple[int, int] | None = None
+    ) -> Payload | None:
         """Restores the newest checkpoint, or returns None if there is none.
 
         Args and errors as `restore`. A corrupt newest checkpoint is an
@@ -380,21 +390,22 @@ class Checkpointer:
         generation = self.latest_generation()
         if generation is None:
             return None
-        return self.restore(generation, template,
-                            expected_shape=expected_shape)
+        return self.restore(generation, template, expected_shape=expected_shape)
 
-    def _error(self, generation: int, what: str,
-               cause: Exception) -> CheckpointError:
+    def _error(self, generation: int, what: str, cause: Exception) -> CheckpointError:
         directory = self.step_directory(generation)
         older = [g for g in self.all_generations() if g < generation]
-        hint = (f' Older checkpoints: {older}; move {directory} aside to '
-                f'resume from generation {older[-1]}.' if older else '')
-        reason = ' '.join(str(cause).split())
-        reason = reason.split(' See full TensorStore details')[0]
+        hint = (
+            f" Older checkpoints: {older}; move {directory} aside to resume from generation {older[-1]}."
+            if older
+            else ""
+        )
+        reason = " ".join(str(cause).split())
+        reason = reason.split(" See full TensorStore details")[0]
         if len(reason) > 300:
-            reason = reason[:300] + '...'
+            reason = reason[:300] + "..."
         error = CheckpointError(
-            f'checkpoint {directory} is corrupt or incompatible: {what} '
-            f'({type(cause).__name__}: {reason}).{hint}')
+            f"checkpoint {directory} is corrupt or incompatible: {what} ({type(cause).__name__}: {reason}).{hint}"
+        )
         error.__cause__ = cause
         return error

@@ -34,29 +34,29 @@ import jax
 import ml_collections
 
 __all__ = [
-    'ALGORITHMS',
-    'KOMI_MODES',
-    'LR_SCHEDULES',
-    'OPTIMIZERS',
-    'VALUE_HEADS',
-    'VALUE_MODES',
-    'beta_scale',
-    'dirichlet_alpha',
-    'effective_max_moves',
-    'load_config',
-    'network_shape',
-    'num_simulations',
-    'schedule_value',
-    'validate',
-    'window_size',
+    "ALGORITHMS",
+    "KOMI_MODES",
+    "LR_SCHEDULES",
+    "OPTIMIZERS",
+    "VALUE_HEADS",
+    "VALUE_MODES",
+    "beta_scale",
+    "dirichlet_alpha",
+    "effective_max_moves",
+    "load_config",
+    "network_shape",
+    "num_simulations",
+    "schedule_value",
+    "validate",
+    "window_size",
 ]
 
-VALUE_HEADS = ('sai', 'winrate', 'score')
-ALGORITHMS = ('gumbel', 'puct')
-VALUE_MODES = ('sigmoid', 'score')
-KOMI_MODES = ('sample', 'fixed')
-OPTIMIZERS = ('sgd', 'adam')
-LR_SCHEDULES = ('constant', 'cosine', 'piecewise')
+VALUE_HEADS = ("sai", "winrate", "score")
+ALGORITHMS = ("gumbel", "puct")
+VALUE_MODES = ("sigmoid", "score")
+KOMI_MODES = ("sample", "fixed")
+OPTIMIZERS = ("sgd", "adam")
+LR_SCHEDULES = ("constant", "cosine", "piecewise")
 
 _MIN_BOARD_SIZE = 2
 _MAX_BOARD_SIZE = 19
@@ -68,11 +68,11 @@ _MAX_BOARD_SIZE = 19
 
 def _get(config: Any, name: str) -> Any:
     node = config
-    for part in name.split('.'):
+    for part in name.split("."):
         try:
             node = node[part]
         except (KeyError, AttributeError, TypeError):
-            raise ValueError(f'config is missing the field {name}') from None
+            raise ValueError(f"config is missing the field {name}") from None
     return node
 
 
@@ -81,49 +81,47 @@ def _is_int(x: Any) -> bool:
 
 
 def _is_number(x: Any) -> bool:
-    return (isinstance(x, (int, float)) and not isinstance(x, bool)
-            and math.isfinite(x))
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _int(config, name: str, minimum: int | None = None,
-         maximum: int | None = None) -> int:
+def _int(config, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
     value = _get(config, name)
     if not _is_int(value):
-        raise ValueError(f'{name} must be an int, got {value!r}')
+        raise ValueError(f"{name} must be an int, got {value!r}")
     if minimum is not None and value < minimum:
-        raise ValueError(f'{name} must be >= {minimum}, got {value!r}')
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
     if maximum is not None and value > maximum:
-        raise ValueError(f'{name} must be <= {maximum}, got {value!r}')
+        raise ValueError(f"{name} must be <= {maximum}, got {value!r}")
     return value
 
 
-def _float(config, name: str, minimum: float | None = None,
-           maximum: float | None = None, *, strict_min: bool = False) -> float:
+def _float(
+    config, name: str, minimum: float | None = None, maximum: float | None = None, *, strict_min: bool = False
+) -> float:
     value = _get(config, name)
     if not _is_number(value):
-        raise ValueError(f'{name} must be a finite number, got {value!r}')
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
     if minimum is not None:
         if strict_min and not value > minimum:
-            raise ValueError(f'{name} must be > {minimum}, got {value!r}')
+            raise ValueError(f"{name} must be > {minimum}, got {value!r}")
         if not strict_min and value < minimum:
-            raise ValueError(f'{name} must be >= {minimum}, got {value!r}')
+            raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
     if maximum is not None and value > maximum:
-        raise ValueError(f'{name} must be <= {maximum}, got {value!r}')
+        raise ValueError(f"{name} must be <= {maximum}, got {value!r}")
     return float(value)
 
 
 def _bool(config, name: str) -> bool:
     value = _get(config, name)
     if not isinstance(value, bool):
-        raise ValueError(f'{name} must be True or False, got {value!r}')
+        raise ValueError(f"{name} must be True or False, got {value!r}")
     return value
 
 
 def _choice(config, name: str, choices: Sequence[str]) -> str:
     value = _get(config, name)
     if value not in choices:
-        raise ValueError(
-            f'{name} must be one of {tuple(choices)}, got {value!r}')
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
     return value
 
 
@@ -131,38 +129,33 @@ def _divisible(config, name: str, device_count: int) -> None:
     value = _get(config, name)
     if value % device_count:
         raise ValueError(
-            f'{name} ({value}) must be divisible by the device count '
-            f'({device_count}), since the batch is sharded across devices')
+            f"{name} ({value}) must be divisible by the device count "
+            f"({device_count}), since the batch is sharded across devices"
+        )
 
 
-def _schedule(config, name: str, width: int, *, allow_empty: bool,
-              value_minimum: int = 1) -> list[list[int]]:
+def _schedule(config, name: str, width: int, *, allow_empty: bool, value_minimum: int = 1) -> list[list[int]]:
     """Checks a `[[generation, v1, ...], ...]` schedule of `width` ints."""
     value = _get(config, name)
     if not isinstance(value, (list, tuple)):
-        raise ValueError(f'{name} must be a list of entries, got {value!r}')
+        raise ValueError(f"{name} must be a list of entries, got {value!r}")
     if not value and not allow_empty:
-        raise ValueError(f'{name} must not be empty')
+        raise ValueError(f"{name} must not be empty")
     previous = None
     for i, entry in enumerate(value):
-        if (not isinstance(entry, (list, tuple)) or len(entry) != width
-                or not all(_is_int(v) for v in entry)):
-            raise ValueError(
-                f'{name}[{i}] must be a list of {width} ints '
-                f'[generation, ...], got {entry!r}')
+        if not isinstance(entry, (list, tuple)) or len(entry) != width or not all(_is_int(v) for v in entry):
+            raise ValueError(f"{name}[{i}] must be a list of {width} ints [generation, ...], got {entry!r}")
         generation = entry[0]
         if i == 0 and generation != 0:
-            raise ValueError(
-                f'{name} must start at generation 0, got {entry!r} first')
+            raise ValueError(f"{name} must start at generation 0, got {entry!r} first")
         if previous is not None and generation <= previous:
             raise ValueError(
-                f'{name} must be sorted by strictly increasing generation, '
-                f'got generation {generation} after {previous} in {value!r}')
+                f"{name} must be sorted by strictly increasing generation, "
+                f"got generation {generation} after {previous} in {value!r}"
+            )
         for v in entry[1:]:
             if v < value_minimum:
-                raise ValueError(
-                    f'{name}[{i}] values must be >= {value_minimum}, '
-                    f'got {entry!r}')
+                raise ValueError(f"{name}[{i}] values must be >= {value_minimum}, got {entry!r}")
         previous = generation
     return [list(entry) for entry in value]
 
@@ -171,8 +164,7 @@ def _schedule(config, name: str, width: int, *, allow_empty: bool,
 # Validation.
 
 
-def validate(config: ml_collections.ConfigDict, *,
-             device_count: int | None = None) -> None:
+def validate(config: ml_collections.ConfigDict, *, device_count: int | None = None) -> None:
     """Checks a run config, raising on the first bad field.
 
     Args:
@@ -186,144 +178,139 @@ def validate(config: ml_collections.ConfigDict, *,
     if device_count is None:
         device_count = jax.device_count()
 
-    _int(config, 'board_size', _MIN_BOARD_SIZE, _MAX_BOARD_SIZE)
-    _int(config, 'seed', 0)
-    _int(config, 'generations', 1)
-    _bool(config, 'multihost')
-    _int(config, 'max_moves', 0)
+    _int(config, "board_size", _MIN_BOARD_SIZE, _MAX_BOARD_SIZE)
+    _int(config, "seed", 0)
+    _int(config, "generations", 1)
+    _bool(config, "multihost")
+    _int(config, "max_moves", 0)
 
     # Network.
-    _int(config, 'network.blocks', 0)
-    _int(config, 'network.filters', 1)
-    head = _choice(config, 'network.value_head', VALUE_HEADS)
-    _float(config, 'network.beta_scale', 0.0)
+    _int(config, "network.blocks", 0)
+    _int(config, "network.filters", 1)
+    head = _choice(config, "network.value_head", VALUE_HEADS)
+    _float(config, "network.beta_scale", 0.0)
 
     # Search.
-    _choice(config, 'search.algorithm', ALGORITHMS)
-    _int(config, 'search.num_simulations', 1)
-    _int(config, 'search.max_num_considered_actions', 1)
-    _float(config, 'search.gumbel_scale', 0.0)
-    _float(config, 'search.c_puct', 0.0, strict_min=True)
-    _float(config, 'search.dirichlet_alpha', 0.0)
-    _float(config, 'search.dirichlet_fraction', 0.0, 1.0)
-    lambda_ = _float(config, 'search.lambda_', 0.0, 1.0)
-    mu = _float(config, 'search.mu', 0.0, 1.0)
+    _choice(config, "search.algorithm", ALGORITHMS)
+    _int(config, "search.num_simulations", 1)
+    _int(config, "search.max_num_considered_actions", 1)
+    _float(config, "search.gumbel_scale", 0.0)
+    _float(config, "search.c_puct", 0.0, strict_min=True)
+    _float(config, "search.dirichlet_alpha", 0.0)
+    _float(config, "search.dirichlet_fraction", 0.0, 1.0)
+    lambda_ = _float(config, "search.lambda_", 0.0, 1.0)
+    mu = _float(config, "search.mu", 0.0, 1.0)
     if lambda_ < mu:
         raise ValueError(
-            f'search.lambda_ ({lambda_}) must be >= search.mu ({mu}): the '
-            f'λ/μ agents need 1 >= λ >= μ >= 0')
-    _float(config, 'search.threshold', 0.0, 1.0)
-    _float(config, 'search.beta_terminal', 0.0, strict_min=True)
-    _float(config, 'search.fpu_reduction', 0.0)
-    mode = _choice(config, 'search.value_mode', VALUE_MODES)
-    if head == 'score' and mode != 'score':
+            f"search.lambda_ ({lambda_}) must be >= search.mu ({mu}): the λ/μ agents need 1 >= λ >= μ >= 0"
+        )
+    _float(config, "search.threshold", 0.0, 1.0)
+    _float(config, "search.beta_terminal", 0.0, strict_min=True)
+    _float(config, "search.fpu_reduction", 0.0)
+    mode = _choice(config, "search.value_mode", VALUE_MODES)
+    if head == "score" and mode != "score":
         raise ValueError(
             f"search.value_mode must be 'score' with network.value_head "
-            f"'score' (a score head has no sigmoid), got {mode!r}")
-    if head == 'winrate' and mode != 'sigmoid':
+            f"'score' (a score head has no sigmoid), got {mode!r}"
+        )
+    if head == "winrate" and mode != "sigmoid":
         raise ValueError(
             f"search.value_mode must be 'sigmoid' with network.value_head "
-            f"'winrate' (a winrate head has no score), got {mode!r}")
+            f"'winrate' (a winrate head has no score), got {mode!r}"
+        )
 
     # Self-play.
-    _int(config, 'selfplay.batch_size', 1)
-    _divisible(config, 'selfplay.batch_size', device_count)
-    _int(config, 'selfplay.games_per_generation', 1)
-    _int(config, 'selfplay.chunk_moves', 1)
-    komi_mode = _choice(config, 'selfplay.komi_mode', KOMI_MODES)
-    komi = _float(config, 'selfplay.komi')
+    _int(config, "selfplay.batch_size", 1)
+    _divisible(config, "selfplay.batch_size", device_count)
+    _int(config, "selfplay.games_per_generation", 1)
+    _int(config, "selfplay.chunk_moves", 1)
+    komi_mode = _choice(config, "selfplay.komi_mode", KOMI_MODES)
+    komi = _float(config, "selfplay.komi")
     if komi * 2 != round(komi * 2):
-        raise ValueError(
-            f'selfplay.komi must be a multiple of 0.5, got {komi!r}')
-    _float(config, 'selfplay.komi_temperature', 0.0, strict_min=True)
-    if komi_mode == 'sample' and head != 'sai':
+        raise ValueError(f"selfplay.komi must be a multiple of 0.5, got {komi!r}")
+    _float(config, "selfplay.komi_temperature", 0.0, strict_min=True)
+    if komi_mode == "sample" and head != "sai":
         raise ValueError(
             f"selfplay.komi_mode 'sample' needs network.value_head 'sai' "
-            f"(komi is drawn from the net's sigmoid), got {head!r}")
-    branch_prob = _float(config, 'selfplay.branch_prob', 0.0, 1.0)
-    if branch_prob > 0 and head != 'sai':
+            f"(komi is drawn from the net's sigmoid), got {head!r}"
+        )
+    branch_prob = _float(config, "selfplay.branch_prob", 0.0, 1.0)
+    if branch_prob > 0 and head != "sai":
         raise ValueError(
             f"selfplay.branch_prob ({branch_prob}) must be 0 unless "
             f"network.value_head is 'sai' (a branch's fair komi is -α), "
-            f"got value_head {head!r}")
-    _int(config, 'selfplay.branch_queue_capacity', 1)
-    _int(config, 'selfplay.games_per_branch', 1)
-    _int(config, 'selfplay.random_moves', 0)
-    _float(config, 'selfplay.random_temperature', 0.0, strict_min=True)
-    _float(config, 'selfplay.blunder_threshold', 0.0)
-    _float(config, 'selfplay.resign_threshold', maximum=1.0)
-    _float(config, 'selfplay.no_resign_fraction', 0.0, 1.0)
-    _bool(config, 'selfplay.lzs_pass_rule')
-    _int(config, 'selfplay.sgf_games_per_generation', 0)
+            f"got value_head {head!r}"
+        )
+    _int(config, "selfplay.branch_queue_capacity", 1)
+    _int(config, "selfplay.games_per_branch", 1)
+    _int(config, "selfplay.random_moves", 0)
+    _float(config, "selfplay.random_temperature", 0.0, strict_min=True)
+    _float(config, "selfplay.blunder_threshold", 0.0)
+    _float(config, "selfplay.resign_threshold", maximum=1.0)
+    _float(config, "selfplay.no_resign_fraction", 0.0, 1.0)
+    _bool(config, "selfplay.lzs_pass_rule")
+    _int(config, "selfplay.sgf_games_per_generation", 0)
 
     # Schedules.
-    _schedule(config, 'schedules.visits', 2, allow_empty=True)
-    network = _schedule(config, 'schedules.network', 3, allow_empty=True,
-                        value_minimum=0)
+    _schedule(config, "schedules.visits", 2, allow_empty=True)
+    network = _schedule(config, "schedules.network", 3, allow_empty=True, value_minimum=0)
     for i, entry in enumerate(network):
         if entry[2] < 1:  # blocks may be 0, filters may not
-            raise ValueError(
-                f'schedules.network[{i}] filters must be >= 1, got {entry!r}')
-    _schedule(config, 'schedules.window', 2, allow_empty=False)
+            raise ValueError(f"schedules.network[{i}] filters must be >= 1, got {entry!r}")
+    _schedule(config, "schedules.window", 2, allow_empty=False)
 
     # Training.
-    _int(config, 'training.steps_per_generation', 1)
-    _int(config, 'training.batch_size', 1)
-    _divisible(config, 'training.batch_size', device_count)
-    _choice(config, 'training.optimizer', OPTIMIZERS)
-    _float(config, 'training.learning_rate', 0.0, strict_min=True)
-    lr_schedule = _choice(config, 'training.lr_schedule', LR_SCHEDULES)
+    _int(config, "training.steps_per_generation", 1)
+    _int(config, "training.batch_size", 1)
+    _divisible(config, "training.batch_size", device_count)
+    _choice(config, "training.optimizer", OPTIMIZERS)
+    _float(config, "training.learning_rate", 0.0, strict_min=True)
+    lr_schedule = _choice(config, "training.lr_schedule", LR_SCHEDULES)
     _check_lr_schedule(config, lr_schedule)
-    _float(config, 'training.momentum', 0.0, 1.0)
-    if _get(config, 'training.momentum') >= 1.0:
-        raise ValueError(
-            f'training.momentum must be < 1, '
-            f'got {_get(config, "training.momentum")!r}')
-    _bool(config, 'training.nesterov')
-    _float(config, 'training.l2', 0.0)
-    _float(config, 'training.grad_clip', 0.0)
-    _float(config, 'training.value_weight', 0.0)
-    _float(config, 'training.score_weight', 0.0)
+    _float(config, "training.momentum", 0.0, 1.0)
+    if _get(config, "training.momentum") >= 1.0:
+        raise ValueError(f"training.momentum must be < 1, got {_get(config, 'training.momentum')!r}")
+    _bool(config, "training.nesterov")
+    _float(config, "training.l2", 0.0)
+    _float(config, "training.grad_clip", 0.0)
+    _float(config, "training.value_weight", 0.0)
+    _float(config, "training.score_weight", 0.0)
 
     # Gating.
-    _bool(config, 'gating.enabled')
-    _int(config, 'gating.candidates', 1)
-    _int(config, 'gating.games', 1)
-    _float(config, 'gating.threshold', 0.0, 1.0)
+    _bool(config, "gating.enabled")
+    _int(config, "gating.candidates", 1)
+    _int(config, "gating.games", 1)
+    _float(config, "gating.threshold", 0.0, 1.0)
 
 
 def _check_lr_schedule(config, lr_schedule: str) -> None:
-    boundaries = _get(config, 'training.lr_boundaries')
-    values = _get(config, 'training.lr_values')
-    for name, seq in (('training.lr_boundaries', boundaries),
-                      ('training.lr_values', values)):
+    boundaries = _get(config, "training.lr_boundaries")
+    values = _get(config, "training.lr_values")
+    for name, seq in (("training.lr_boundaries", boundaries), ("training.lr_values", values)):
         if not isinstance(seq, (list, tuple)):
-            raise ValueError(f'{name} must be a list, got {seq!r}')
-    if lr_schedule == 'constant':
+            raise ValueError(f"{name} must be a list, got {seq!r}")
+    if lr_schedule == "constant":
         return
     if not all(_is_int(b) and b >= 1 for b in boundaries):
-        raise ValueError(
-            f'training.lr_boundaries must be generations (ints >= 1), '
-            f'got {boundaries!r}')
+        raise ValueError(f"training.lr_boundaries must be generations (ints >= 1), got {boundaries!r}")
     if any(b2 <= b1 for b1, b2 in zip(boundaries, boundaries[1:])):
-        raise ValueError(
-            f'training.lr_boundaries must be strictly increasing, '
-            f'got {boundaries!r}')
+        raise ValueError(f"training.lr_boundaries must be strictly increasing, got {boundaries!r}")
     if not all(_is_number(v) and v >= 0 for v in values):
-        raise ValueError(
-            f'training.lr_values must be finite numbers >= 0, got {values!r}')
-    if lr_schedule == 'piecewise':
+        raise ValueError(f"training.lr_values must be finite numbers >= 0, got {values!r}")
+    if lr_schedule == "piecewise":
         if not boundaries or len(values) != len(boundaries):
             raise ValueError(
                 f"training.lr_values must have one value per boundary in "
                 f"training.lr_boundaries for lr_schedule 'piecewise', got "
-                f"lr_values={values!r}, lr_boundaries={boundaries!r}")
+                f"lr_values={values!r}, lr_boundaries={boundaries!r}"
+            )
     elif len(boundaries) != 1 or len(values) != 1:
         raise ValueError(
             f"lr_schedule 'cosine' needs training.lr_boundaries=[G] (the "
             f"generation where the decay ends) and training.lr_values="
             f"[final_lr], got lr_boundaries={boundaries!r}, "
-            f"lr_values={values!r}")
+            f"lr_values={values!r}"
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -352,9 +339,7 @@ def schedule_value(schedule: Sequence[Sequence[int]], generation: int) -> Any:
         else:
             break
     if chosen is None:
-        raise ValueError(
-            f'schedule {list(schedule)!r} has no entry for generation '
-            f'{generation}')
+        raise ValueError(f"schedule {list(schedule)!r} has no entry for generation {generation}")
     if len(chosen) == 2:
         return chosen[1]
     return tuple(chosen[1:])
@@ -408,7 +393,7 @@ def from_section(cls, section) -> Any:
     """Builds the static dataclass ``cls`` from a config section (a
     ConfigDict or mapping), keeping only the fields ``cls`` defines."""
     names = {f.name for f in dataclasses.fields(cls)}
-    items = dict(section.items()) if hasattr(section, 'items') else dict(section)
+    items = dict(section.items()) if hasattr(section, "items") else dict(section)
     return cls(**{k: v for k, v in items.items() if k in names})
 
 
@@ -419,10 +404,10 @@ def load_config(path: str | os.PathLike) -> ml_collections.ConfigDict:
     use it directly.
     """
     path = os.fspath(path)
-    name = '_saijax_config_' + os.path.splitext(os.path.basename(path))[0]
+    name = "_saijax_config_" + os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise ValueError(f'cannot load a config from {path}')
+        raise ValueError(f"cannot load a config from {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.get_config()

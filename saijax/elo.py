@@ -89,7 +89,7 @@ import math
 import os
 import re
 import sys
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import scipy.optimize
@@ -195,8 +195,7 @@ def _check_row(row: Mapping, where: str) -> dict:
     row["white"] = str(row["white"])
     winner = str(row["winner"]).strip().lower()
     if winner not in _OUTCOMES:
-        raise ValueError(
-            f"{where}: winner must be one of {list(_OUTCOMES)}, got {row['winner']!r}")
+        raise ValueError(f"{where}: winner must be one of {list(_OUTCOMES)}, got {row['winner']!r}")
     row["winner"] = winner
     if row["black"] == row["white"]:
         raise ValueError(f"{where}: player {row['black']!r} plays itself")
@@ -230,8 +229,7 @@ def load_results(path: str | os.PathLike) -> list[dict]:
             reader = csv.DictReader(f)
             for row in reader:
                 if None in row:
-                    raise ValueError(f"{path}:{reader.line_num}: more cells than "
-                                     f"header columns")
+                    raise ValueError(f"{path}:{reader.line_num}: more cells than header columns")
                 parsed = {k: _parse_csv_value(k, v) for k, v in row.items()}
                 games.append(_check_row(parsed, f"{path}:{reader.line_num}"))
     else:
@@ -363,8 +361,7 @@ def _build_problem(
         add(neg_x + [(d_index, 1.0)], n_draw)  # ... · F(d - x) · (1 - e^{-2d})
 
     def matrix():
-        return scipy.sparse.csr_matrix(
-            (vals, (rows, cols)), shape=(len(weights), n_params))
+        return scipy.sparse.csr_matrix((vals, (rows, cols)), shape=(len(weights), n_params))
 
     terms, term_weights = matrix(), np.asarray(weights, float)
     rows, cols, vals, weights = [], [], [], []
@@ -373,8 +370,7 @@ def _build_problem(
         add([(ci, 1.0), (cj, -1.0)], 0.5 * prior_draws)
         add([(ci, -1.0), (cj, 1.0)], 0.5 * prior_draws)
     prior_terms, prior_weights = matrix(), np.asarray(weights, float)
-    return _Problem(terms, term_weights, prior_terms, prior_weights, n_draws,
-                    adv_index, d_index, n_params)
+    return _Problem(terms, term_weights, prior_terms, prior_weights, n_draws, adv_index, d_index, n_params)
 
 
 def _solve(prob: _Problem, initial_draw: float) -> np.ndarray:
@@ -419,9 +415,13 @@ def _solve(prob: _Problem, initial_draw: float) -> np.ndarray:
         phi0[di] = math.log(initial_draw)
     scale = max(1.0, float(prob.weights.sum() + prob.prior_weights.sum()))
     result = scipy.optimize.minimize(
-        lambda p: cached(p)[0], phi0, method="trust-ncg",
-        jac=lambda p: cached(p)[1], hess=lambda p: cached(p)[2],
-        options={"gtol": 1e-9 * scale, "maxiter": 500})
+        lambda p: cached(p)[0],
+        phi0,
+        method="trust-ncg",
+        jac=lambda p: cached(p)[1],
+        hess=lambda p: cached(p)[2],
+        options={"gtol": 1e-9 * scale, "maxiter": 500},
+    )
     theta = to_theta(result.x)
     if not result.success or not np.all(np.isfinite(theta)):
         # trust-ncg can report failure when it stalls at machine precision;
@@ -432,8 +432,7 @@ def _solve(prob: _Problem, initial_draw: float) -> np.ndarray:
     return theta
 
 
-def _covariance(theta: np.ndarray, prob: _Problem, players: Sequence[str],
-                anchor: str) -> np.ndarray:
+def _covariance(theta: np.ndarray, prob: _Problem, players: Sequence[str], anchor: str) -> np.ndarray:
     """Inverse observed information (-H)^-1 at θ, internal units."""
     _, _, hess = _value_grad_hess(theta, prob)
     eigenvalues, eigenvectors = np.linalg.eigh(-hess)
@@ -443,7 +442,8 @@ def _covariance(theta: np.ndarray, prob: _Problem, players: Sequence[str],
             "information matrix): the games cannot separate "
             + _describe_direction(eigenvectors[:, 0], prob, players, anchor)
             + ". This happens e.g. when pairings were played with one colour "
-            "only; use first_move_advantage=False or prior_draws > 0.")
+            "only; use first_move_advantage=False or prior_draws > 0."
+        )
     return (eigenvectors / eigenvalues) @ eigenvectors.T
 
 
@@ -453,24 +453,23 @@ def _covariance(theta: np.ndarray, prob: _Problem, players: Sequence[str],
 
 def _components(n: int, i: np.ndarray, j: np.ndarray, *, directed: bool):
     graph = scipy.sparse.coo_matrix((np.ones(len(i)), (i, j)), shape=(n, n))
-    return scipy.sparse.csgraph.connected_components(
-        graph, directed=directed, connection="strong")
+    return scipy.sparse.csgraph.connected_components(graph, directed=directed, connection="strong")
 
 
 def _check_connected(players: Sequence[str], cells: np.ndarray, anchor: str):
-    n_comp, labels = _components(
-        len(players), cells[:, 0], cells[:, 1], directed=False)
+    n_comp, labels = _components(len(players), cells[:, 0], cells[:, 1], directed=False)
     if n_comp == 1:
         return
-    groups = [sorted(players[k] for k in np.flatnonzero(labels == c))
-              for c in range(n_comp)]
+    groups = [sorted(players[k] for k in np.flatnonzero(labels == c)) for c in range(n_comp)]
     groups.sort(key=lambda g: (anchor not in g, g))
     listing = "; ".join(
-        f"component {k + 1} ({len(g)} players{', anchor' if anchor in g else ''}): "
-        + ", ".join(g) for k, g in enumerate(groups))
+        f"component {k + 1} ({len(g)} players{', anchor' if anchor in g else ''}): " + ", ".join(g)
+        for k, g in enumerate(groups)
+    )
     raise ValueError(
         f"the pairing graph is disconnected: {n_comp} components that never "
-        f"played each other, so their ratings cannot be compared. {listing}")
+        f"played each other, so their ratings cannot be compared. {listing}"
+    )
 
 
 def _one_sided_pairs(players: Sequence[str], cells: np.ndarray) -> np.ndarray:
@@ -490,8 +489,7 @@ def _one_sided_pairs(players: Sequence[str], cells: np.ndarray) -> np.ndarray:
         if n_white or n_draw:
             src.append(w)
             dst.append(b)
-    _, labels = _components(
-        len(players), np.asarray(src, int), np.asarray(dst, int), directed=True)
+    _, labels = _components(len(players), np.asarray(src, int), np.asarray(dst, int), directed=True)
     crossing = cells[labels[cells[:, 0]] != labels[cells[:, 1]], :2]
     return np.unique(np.sort(crossing, axis=1), axis=0).reshape(-1, 2)
 
@@ -510,20 +508,22 @@ def _separating_direction(prob: _Problem) -> np.ndarray | None:
     if prob.d_index is not None:
         bounds[prob.d_index] = (0.0, 1.0)
     result = scipy.optimize.linprog(
-        -np.asarray(terms.sum(axis=0)).ravel(), A_ub=-terms,
-        b_ub=np.zeros(terms.shape[0]), bounds=bounds, method="highs")
+        -np.asarray(terms.sum(axis=0)).ravel(),
+        A_ub=-terms,
+        b_ub=np.zeros(terms.shape[0]),
+        bounds=bounds,
+        method="highs",
+    )
     if result.status != 0 or -result.fun < 1e-7:
         return None
     return result.x
 
 
-def _describe_direction(v: np.ndarray, prob: _Problem, players: Sequence[str],
-                        anchor: str) -> str:
+def _describe_direction(v: np.ndarray, prob: _Problem, players: Sequence[str], anchor: str) -> str:
     """Names the parameters that move along a direction of parameter space."""
     v = v / np.max(np.abs(v))
     names = [p for p in players if p != anchor]
-    parts = [f"the rating of {names[k]}" for k in range(len(names))
-             if abs(v[k]) > 1e-6]
+    parts = [f"the rating of {names[k]}" for k in range(len(names)) if abs(v[k]) > 1e-6]
     if prob.adv_index is not None and abs(v[prob.adv_index]) > 1e-6:
         parts.append("the first-move advantage")
     if prob.d_index is not None and abs(v[prob.d_index]) > 1e-6:
@@ -548,8 +548,7 @@ def _tally(games: Iterable[Mapping]) -> dict[tuple[str, str], list[int]]:
             black, white, winner = game["black"], game["white"], game["winner"]
         except (KeyError, TypeError, IndexError):
             black = white = winner = None
-        if (winner not in slot or type(black) is not str
-                or type(white) is not str or black == white):
+        if winner not in slot or type(black) is not str or type(white) is not str or black == white:
             # Slow path: raises with a precise message, or normalises the row
             # (e.g. winner "Black", numeric names).
             game = _check_row(game, f"game {k}")
@@ -590,8 +589,7 @@ def _estimate(
     _check_connected(players, np.concatenate([played[:, :2], pairs]), anchor)
 
     def build():
-        return _build_problem(players, anchor, cells, pairs,
-                              fit_advantage=fit_advantage, prior_draws=weight)
+        return _build_problem(players, anchor, cells, pairs, fit_advantage=fit_advantage, prior_draws=weight)
 
     prob = build()
     direction = _separating_direction(prob)
@@ -610,7 +608,8 @@ def _estimate(
             + " can grow without bound, because some players (or one colour) "
             "won every game that bears on them. Use prior_draws > 0"
             + (" or first_move_advantage=False" if fit_advantage else "")
-            + ", or play more games.")
+            + ", or play more games."
+        )
     total = cells[:, 2:].sum()
     draw_fraction = min(max(cells[:, 3].sum() / max(total, 1), 1e-3), 0.99)
     theta = _solve(prob, initial_draw=scipy.special.logit((1 + draw_fraction) / 2))
@@ -671,19 +670,18 @@ def fit_elo(
     elif anchor not in players:
         raise ValueError(f"anchor {anchor!r} played no game; players: {players}")
     index = {name: i for i, name in enumerate(players)}
-    cells = np.array([[index[b], index[w], *c] for (b, w), c in sorted(counts.items())],
-                     dtype=np.int64)
+    cells = np.array([[index[b], index[w], *c] for (b, w), c in sorted(counts.items())], dtype=np.int64)
     _check_connected(players, cells, anchor)
     all_pairs = np.unique(np.sort(cells[:, :2], axis=1), axis=0)
 
     def estimate(cells_):
-        return _estimate(players, anchor, cells_, all_pairs,
-                         fit_advantage=first_move_advantage, prior_draws=prior_draws)
+        return _estimate(
+            players, anchor, cells_, all_pairs, fit_advantage=first_move_advantage, prior_draws=prior_draws
+        )
 
     def ratings_of(theta):
         r = np.zeros(len(players))
-        r[[i for i, name in enumerate(players) if name != anchor]] = \
-            theta[:len(players) - 1]
+        r[[i for i, name in enumerate(players) if name != anchor]] = theta[: len(players) - 1]
         return r / _C
 
     prob, theta, prior_pairs, prior_weight = estimate(cells)
@@ -763,20 +761,21 @@ def format_table(fit: EloFit) -> str:
       advantage, then one row per player with rating, ±95% half-width, the
       bootstrap interval if any, games and wins/draws/losses.
     """
+
     def pm(ci):
         return (ci[1] - ci[0]) / 2
 
     lines = [
-        f"{fit.total_games} games, {len(fit.ratings)} players, anchor "
-        f"{fit.anchor!r} = 0",
-        (f"prior: {fit.prior_draws:g} virtual draw(s) on each of "
-         f"{len(fit.prior_pairs)} pairing(s)" if fit.prior_pairs
-         else "no prior (plain maximum likelihood)"),
+        f"{fit.total_games} games, {len(fit.ratings)} players, anchor {fit.anchor!r} = 0",
+        (
+            f"prior: {fit.prior_draws:g} virtual draw(s) on each of {len(fit.prior_pairs)} pairing(s)"
+            if fit.prior_pairs
+            else "no prior (plain maximum likelihood)"
+        ),
         f"draw parameter d = {fit.draw_elo:.1f} Elo (± {pm(fit.draw_elo_ci):.1f})",
     ]
     if fit.first_move_advantage:
-        lines.append(f"black advantage = {fit.advantage:+.1f} Elo "
-                     f"(± {pm(fit.advantage_ci):.1f})")
+        lines.append(f"black advantage = {fit.advantage:+.1f} Elo (± {pm(fit.advantage_ci):.1f})")
     lines.append(f"log-likelihood = {fit.log_likelihood:.2f}")
     lines.append("")
     width = max(6, *(len(name) for name in fit.ratings))
@@ -787,8 +786,7 @@ def format_table(fit: EloFit) -> str:
     lines += [header, "-" * len(header)]
     order = sorted(fit.ratings, key=lambda name: (-fit.ratings[name], name))
     for rank, name in enumerate(order, start=1):
-        row = (f"{rank:>4}  {name:<{width}}  {fit.ratings[name]:>8.1f}  "
-               f"{pm(fit.ci[name]):>7.1f}")
+        row = f"{rank:>4}  {name:<{width}}  {fit.ratings[name]:>8.1f}  {pm(fit.ci[name]):>7.1f}"
         if fit.bootstrap_ci is not None:
             lo, hi = fit.bootstrap_ci[name]
             row += f"  {f'[{lo:.1f}, {hi:.1f}]':>19}"
@@ -822,23 +820,29 @@ def plot_ratings(fit: EloFit, path: str | os.PathLike) -> None:
     ax = fig.add_subplot()
 
     def err(names):
-        return np.array([[fit.ratings[n] - fit.ci[n][0] for n in names],
-                         [fit.ci[n][1] - fit.ratings[n] for n in names]])
+        return np.array(
+            [[fit.ratings[n] - fit.ci[n][0] for n in names], [fit.ci[n][1] - fit.ratings[n] for n in names]]
+        )
 
-    numbered = {n: int(m.group(1)) for n in fit.ratings
-                if (m := _TRAILING_NUMBER.search(n))}
+    numbered = {n: int(m.group(1)) for n in fit.ratings if (m := _TRAILING_NUMBER.search(n))}
     if len(numbered) >= 2:
         names = sorted(numbered, key=lambda n: (numbered[n], n))
-        ax.errorbar([numbered[n] for n in names], [fit.ratings[n] for n in names],
-                    yerr=err(names), fmt="o-", ms=3, capsize=2, label="rated players")
+        ax.errorbar(
+            [numbered[n] for n in names],
+            [fit.ratings[n] for n in names],
+            yerr=err(names),
+            fmt="o-",
+            ms=3,
+            capsize=2,
+            label="rated players",
+        )
         for k, name in enumerate(sorted(set(fit.ratings) - set(numbered))):
             ax.axhline(fit.ratings[name], ls="--", lw=1, color=f"C{k + 1}", label=name)
         ax.set_xlabel("generation (number at the end of the name)")
         ax.legend(loc="best")
     else:
         names = sorted(fit.ratings, key=lambda n: (fit.ratings[n], n))
-        ax.errorbar(range(len(names)), [fit.ratings[n] for n in names],
-                    yerr=err(names), fmt="o", capsize=3)
+        ax.errorbar(range(len(names)), [fit.ratings[n] for n in names], yerr=err(names), fmt="o", capsize=3)
         ax.set_xticks(range(len(names)))
         ax.set_xticklabels(names, rotation=45, ha="right")
     ax.set_ylabel(f"Elo (anchor {fit.anchor} = 0), 95% CI")
@@ -859,26 +863,30 @@ def main(argv: Sequence[str] | None = None) -> int:
       The process exit status.
     """
     parser = argparse.ArgumentParser(
-        prog="python -m saijax.elo",
-        description="Maximum-likelihood Elo ratings (with draws) from arena results.")
+        prog="python -m saijax.elo", description="Maximum-likelihood Elo ratings (with draws) from arena results."
+    )
     parser.add_argument("results", help="results table (.jsonl or .csv)")
-    parser.add_argument("--anchor", help="player rated 0 (default: 'random' or the "
-                        "alphabetically first player)")
+    parser.add_argument("--anchor", help="player rated 0 (default: 'random' or the alphabetically first player)")
     parser.add_argument("--plot", help="write a ratings plot to this file")
-    parser.add_argument("--no-advantage", action="store_true",
-                        help="do not fit a first-move (black) advantage")
-    parser.add_argument("--prior-draws", type=float, default=None,
-                        help="virtual draws on every pairing (default: plain "
-                        "MLE, virtual draws only where it would be infinite)")
-    parser.add_argument("--bootstrap", type=int, default=0,
-                        help="bootstrap resamples for percentile intervals")
+    parser.add_argument("--no-advantage", action="store_true", help="do not fit a first-move (black) advantage")
+    parser.add_argument(
+        "--prior-draws",
+        type=float,
+        default=None,
+        help="virtual draws on every pairing (default: plain MLE, virtual draws only where it would be infinite)",
+    )
+    parser.add_argument("--bootstrap", type=int, default=0, help="bootstrap resamples for percentile intervals")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     args = parser.parse_args(argv)
     try:
-        fit = fit_elo(load_results(args.results), anchor=args.anchor,
-                      first_move_advantage=not args.no_advantage,
-                      prior_draws=args.prior_draws, bootstrap=args.bootstrap,
-                      seed=args.seed)
+        fit = fit_elo(
+            load_results(args.results),
+            anchor=args.anchor,
+            first_move_advantage=not args.no_advantage,
+            prior_draws=args.prior_draws,
+            bootstrap=args.bootstrap,
+            seed=args.seed,
+        )
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

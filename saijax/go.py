@@ -36,7 +36,7 @@ import dataclasses
 import functools
 import math
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import chex
 import jax
@@ -141,7 +141,7 @@ class GoState:
 # Static tables.
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tables(size: int):
     """Neighbour table and Zobrist keys for a board size (numpy, cached)."""
     n = size
@@ -269,9 +269,7 @@ def _analyze(rules: GoRules, board, chain, to_play, ko_point, cur_hash, hash_his
     nb_chain = _neighbour_values(rules, chain, n_pts)  # [P, 4]
 
     z = _zobrist(rules)
-    stone_z = jnp.where(
-        (board == 1)[:, None], z[2], jnp.where((board == -1)[:, None], z[0], jnp.uint32(0))
-    )  # [P, 2]
+    stone_z = jnp.where((board == 1)[:, None], z[2], jnp.where((board == -1)[:, None], z[0], jnp.uint32(0)))  # [P, 2]
     # Each (empty point e, adjacent stone) pair adds (2^20 + e, e²) to the
     # stone's chain: summed first per stone over its four neighbours (dense),
     # then one segment-sum of a row per stone (with the stone's hash) over
@@ -557,7 +555,7 @@ def play(rules: GoRules, state: GoState, action) -> GoState:
     return _jit_step(rules)(state, action)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _jit_step(rules: GoRules):
     return jax.jit(functools.partial(step, rules))
 
@@ -642,7 +640,7 @@ def _dihedral(x, k):
     return jnp.rot90(x, k % 4, axes=(0, 1))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _policy_perm(size: int, k: int):
     idx = np.arange(size * size).reshape(size, size)
     perm = np.asarray(_dihedral(jnp.asarray(idx), k)).reshape(-1)

@@ -69,18 +69,15 @@ import re
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import saijax
-from saijax import cli
-from saijax import go
-from saijax import players
-from saijax import search
-from saijax import sgf
+from saijax import cli, go, players, search, sgf
 
 __all__ = ["GtpEngine", "Analysis", "serve", "main"]
 
@@ -253,7 +250,7 @@ class Analysis:
 
     def __init__(
         self,
-        engine: "GtpEngine",
+        engine: GtpEngine,
         cmd_id: str,
         *,
         kata: bool,
@@ -580,9 +577,7 @@ class GtpEngine:
         state = position.state
         if bool(state.terminated) or not bool(state.legal[action]):
             raise _Failure("illegal move")
-        return dataclasses.replace(
-            position, state=go.play(self.rules, state, action), moves=position.moves + (action,)
-        )
+        return dataclasses.replace(position, state=go.play(self.rules, state, action), moves=position.moves + (action,))
 
     def _search_round(self, state: go.GoState) -> _Round:
         """One search from ``state``: the chosen move and per-child statistics."""
@@ -844,7 +839,10 @@ class GtpEngine:
             state = self._empty.replace(komi=jnp.float32(record.komi))
         else:
             state = go.setup(
-                self.rules, record.komi, black=record.setup_black, white=record.setup_white,
+                self.rules,
+                record.komi,
+                black=record.setup_black,
+                white=record.setup_white,
                 to_play=record.first_player,
             )
         states = [state]
@@ -948,10 +946,21 @@ class GtpEngine:
                 elif token == "maxmoves":
                     max_moves = value or None
                 i += 2
-            elif kata and token in (
-                "ownership", "ownershipStdev", "movesOwnership", "movesOwnershipStdev", "pvVisits",
-                "pvEdgeVisits", "rootInfo",
-            ) and i + 1 < len(args) and args[i + 1].lower() in _BOOLS:
+            elif (
+                kata
+                and token
+                in (
+                    "ownership",
+                    "ownershipStdev",
+                    "movesOwnership",
+                    "movesOwnershipStdev",
+                    "pvVisits",
+                    "pvEdgeVisits",
+                    "rootInfo",
+                )
+                and i + 1 < len(args)
+                and args[i + 1].lower() in _BOOLS
+            ):
                 i += 2  # accepted; ownership is not available (module docstring)
             else:
                 raise _syntax_error()
@@ -971,13 +980,13 @@ class GtpEngine:
         )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _init_fn(rules: go.GoRules):
     # Jitted: one compile is much faster than running go.init op by op.
     return jax.jit(functools.partial(go.init, rules))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _area_score_fn(rules: go.GoRules):
     return jax.jit(functools.partial(go.area_score, rules))
 
@@ -1055,20 +1064,30 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="python -m saijax.gtp",
         description="GTP v2 engine for saijax networks (Sabaki, Lizzie, GoGui).",
     )
-    parser.add_argument("--checkpoint", default=None, help="workdir, its checkpoints dir, or a generation dir; "
-                        "omit for a random net")
-    parser.add_argument("--board_size", type=int, default=None, help="board size of a random net (default 9); "
-                        "with a checkpoint, must match it")
+    parser.add_argument(
+        "--checkpoint", default=None, help="workdir, its checkpoints dir, or a generation dir; omit for a random net"
+    )
+    parser.add_argument(
+        "--board_size",
+        type=int,
+        default=None,
+        help="board size of a random net (default 9); with a checkpoint, must match it",
+    )
     parser.add_argument("--blocks", type=int, default=2, help="random net: residual blocks")
     parser.add_argument("--filters", type=int, default=16, help="random net: filters")
     parser.add_argument("--value_head", default="sai", help="random net: sai, winrate or score")
     parser.add_argument("--visits", type=int, default=100, help="simulations per move / analysis round")
     parser.add_argument("--lambda_", type=float, default=0.5, help="agent λ (upper end of the bonus interval)")
     parser.add_argument("--mu", type=float, default=0.0, help="agent μ (lower end), 0 <= μ <= λ <= 1")
-    parser.add_argument("--threshold", type=float, default=0.0,
-                        help="use (λ, μ) only while the root winrate is at least this")
-    parser.add_argument("--resign_threshold", type=float, default=0.05,
-                        help="resign when the best move's value is below this (negative: never)")
+    parser.add_argument(
+        "--threshold", type=float, default=0.0, help="use (λ, μ) only while the root winrate is at least this"
+    )
+    parser.add_argument(
+        "--resign_threshold",
+        type=float,
+        default=0.05,
+        help="resign when the best move's value is below this (negative: never)",
+    )
     parser.add_argument("--komi", type=float, default=7.5, help="initial komi")
     parser.add_argument("--algorithm", default="gumbel", choices=["gumbel", "puct"], help="search algorithm")
     parser.add_argument("--seed", type=int, default=0, help="PRNG seed (random net and searches)")

@@ -30,7 +30,8 @@ import shutil
 import subprocess
 import threading
 import time
-from typing import IO, Sequence
+from collections.abc import Sequence
+from typing import IO
 
 __all__ = [
     "GtpClient",
@@ -97,16 +98,17 @@ def gnugo_argv(level: int = 1, *, extra: Sequence[str] = ()) -> list[str]:
     path = find_gnugo()
     if path is None:
         raise FileNotFoundError(
-            "GNU Go not found on PATH or at /usr/games/gnugo; install it with "
-            "`apt-get install -y gnugo`"
+            "GNU Go not found on PATH or at /usr/games/gnugo; install it with `apt-get install -y gnugo`"
         )
     return [
         path,
-        "--mode", "gtp",
+        "--mode",
+        "gtp",
         "--chinese-rules",
         "--positional-superko",
         "--forbid-suicide",
-        "--level", str(int(level)),
+        "--level",
+        str(int(level)),
         *extra,
     ]
 
@@ -161,9 +163,7 @@ class GtpClient:
                 self._log.close()
             raise
         self._lines: queue.Queue = queue.Queue()
-        self._reader = threading.Thread(
-            target=self._read_stdout, name=f"gtp-reader-{self._proc.pid}", daemon=True
-        )
+        self._reader = threading.Thread(target=self._read_stdout, name=f"gtp-reader-{self._proc.pid}", daemon=True)
         self._reader.start()
         self._broken: str | None = None  # why the client is unusable, if it is
         self._timeout_used = timeout
@@ -316,7 +316,7 @@ class GtpClient:
             self._log.close()
             self._log = None
 
-    def __enter__(self) -> "GtpClient":
+    def __enter__(self) -> GtpClient:
         return self
 
     def __exit__(self, *exc_info):

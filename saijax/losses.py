@@ -29,16 +29,16 @@ import jax.numpy as jnp
 from saijax import sigmoid
 
 __all__ = [
-    'VALUE_HEADS',
-    'policy_loss',
-    'value_loss_sai',
-    'value_loss_winrate',
-    'value_loss_score',
-    'l2_loss',
-    'total_loss',
+    "VALUE_HEADS",
+    "policy_loss",
+    "value_loss_sai",
+    "value_loss_winrate",
+    "value_loss_score",
+    "l2_loss",
+    "total_loss",
 ]
 
-VALUE_HEADS = ('sai', 'winrate', 'score')
+VALUE_HEADS = ("sai", "winrate", "score")
 
 
 def _masked_log_softmax(logits, keep):
@@ -113,7 +113,7 @@ def value_loss_score(score, margin, board_size):
 
 def _leaf_name(path) -> str:
     last = path[-1]
-    for attr in ('key', 'name', 'idx'):
+    for attr in ("key", "name", "idx"):
         if hasattr(last, attr):
             return str(getattr(last, attr))
     return str(last)
@@ -135,7 +135,7 @@ def l2_loss(params):
     leaves = jax.tree_util.tree_flatten_with_path(params)[0]
     total = jnp.zeros((), jnp.float32)
     for path, leaf in leaves:
-        if path and _leaf_name(path) == 'kernel':
+        if path and _leaf_name(path) == "kernel":
             total = total + jnp.sum(jnp.square(leaf.astype(jnp.float32)))
     return 0.5 * total
 
@@ -181,21 +181,19 @@ def total_loss(
         and 'policy_accuracy' (argmax of prediction equals argmax of target).
     """
     if value_head not in VALUE_HEADS:
-        raise ValueError(
-            f'value_head must be one of {VALUE_HEADS}, got {value_head!r}')
+        raise ValueError(f"value_head must be one of {VALUE_HEADS}, got {value_head!r}")
     logits = outputs.policy_logits
-    target = batch['policy']
+    target = batch["policy"]
     p_loss = policy_loss(logits, target)
 
-    if value_head == 'sai':
-        v_loss = value_loss_sai(outputs.alpha, outputs.beta,
-                                batch['signed_komi'], batch['z'])
+    if value_head == "sai":
+        v_loss = value_loss_sai(outputs.alpha, outputs.beta, batch["signed_komi"], batch["z"])
         weight = value_weight
-    elif value_head == 'winrate':
-        v_loss = value_loss_winrate(outputs.value, batch['z'])
+    elif value_head == "winrate":
+        v_loss = value_loss_winrate(outputs.value, batch["z"])
         weight = value_weight
     else:
-        v_loss = value_loss_score(outputs.value, batch['margin'], board_size)
+        v_loss = value_loss_score(outputs.value, batch["margin"], board_size)
         weight = score_weight
 
     l2 = l2_loss(params)
@@ -204,15 +202,13 @@ def total_loss(
     probs = jax.nn.softmax(logits, axis=-1)
     log_probs = _masked_log_softmax(logits, probs > 0)
     entropy = -jnp.mean(jnp.sum(probs * log_probs, axis=-1))
-    accuracy = jnp.mean(
-        (jnp.argmax(logits, axis=-1) == jnp.argmax(target, axis=-1)).astype(
-            jnp.float32))
+    accuracy = jnp.mean((jnp.argmax(logits, axis=-1) == jnp.argmax(target, axis=-1)).astype(jnp.float32))
     metrics = {
-        'total_loss': loss,
-        'policy_loss': p_loss,
-        'value_loss': v_loss,
-        'l2_loss': l2,
-        'policy_entropy': jax.lax.stop_gradient(entropy),
-        'policy_accuracy': accuracy,
+        "total_loss": loss,
+        "policy_loss": p_loss,
+        "value_loss": v_loss,
+        "l2_loss": l2,
+        "policy_entropy": jax.lax.stop_gradient(entropy),
+        "policy_accuracy": accuracy,
     }
     return loss, metrics

@@ -21,7 +21,8 @@ The update arithmetic is mctx's, operation for operation, so the trees match
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import chex
 import jax

@@ -116,8 +116,7 @@ def input_planes(value_head: str) -> int:
       ValueError: if ``value_head`` is not one of the three kinds.
     """
     if value_head not in VALUE_HEADS:
-        raise ValueError(
-            f"value_head must be one of {VALUE_HEADS}, got {value_head!r}")
+        raise ValueError(f"value_head must be one of {VALUE_HEADS}, got {value_head!r}")
     return 17 if value_head == "sai" else 18
 
 
@@ -125,39 +124,32 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _validate(board_size: Any, blocks: Any, filters: Any, value_head: Any,
-              beta_scale: Any) -> None:
+def _validate(board_size: Any, blocks: Any, filters: Any, value_head: Any, beta_scale: Any) -> None:
     """Raises ValueError, naming the field, for an unusable configuration."""
     if value_head not in VALUE_HEADS:
-        raise ValueError(
-            f"value_head must be one of {VALUE_HEADS}, got {value_head!r}")
-    if (not _is_int(board_size)
-            or not _MIN_BOARD_SIZE <= board_size <= _MAX_BOARD_SIZE):
-        raise ValueError(
-            f"board_size must be an int in {_MIN_BOARD_SIZE}.."
-            f"{_MAX_BOARD_SIZE}, got {board_size!r}")
+        raise ValueError(f"value_head must be one of {VALUE_HEADS}, got {value_head!r}")
+    if not _is_int(board_size) or not _MIN_BOARD_SIZE <= board_size <= _MAX_BOARD_SIZE:
+        raise ValueError(f"board_size must be an int in {_MIN_BOARD_SIZE}..{_MAX_BOARD_SIZE}, got {board_size!r}")
     if not _is_int(blocks) or blocks < 0:
         raise ValueError(f"blocks must be an int >= 0, got {blocks!r}")
     if not _is_int(filters) or filters < 1:
         raise ValueError(f"filters must be an int >= 1, got {filters!r}")
     if beta_scale is not None and not (
-            isinstance(beta_scale, (int, float))
-            and math.isfinite(beta_scale) and beta_scale > 0):
-        raise ValueError(
-            f"beta_scale must be None or a finite number > 0, "
-            f"got {beta_scale!r}")
+        isinstance(beta_scale, (int, float)) and math.isfinite(beta_scale) and beta_scale > 0
+    ):
+        raise ValueError(f"beta_scale must be None or a finite number > 0, got {beta_scale!r}")
 
 
 def _batch_norm(name: str, train: bool, dtype: Any) -> nn.BatchNorm:
-    return nn.BatchNorm(use_running_average=not train, momentum=_BN_MOMENTUM,
-                        epsilon=_BN_EPSILON, dtype=dtype, name=name)
+    return nn.BatchNorm(
+        use_running_average=not train, momentum=_BN_MOMENTUM, epsilon=_BN_EPSILON, dtype=dtype, name=name
+    )
 
 
-def _conv_bn_relu(x: jax.Array, filters: int, kernel: tuple[int, int], *,
-                  conv_name: str, bn_name: str, train: bool,
-                  dtype: Any) -> jax.Array:
-    x = nn.Conv(filters, kernel, padding="SAME", use_bias=False, dtype=dtype,
-                name=conv_name)(x)
+def _conv_bn_relu(
+    x: jax.Array, filters: int, kernel: tuple[int, int], *, conv_name: str, bn_name: str, train: bool, dtype: Any
+) -> jax.Array:
+    x = nn.Conv(filters, kernel, padding="SAME", use_bias=False, dtype=dtype, name=conv_name)(x)
     x = _batch_norm(bn_name, train, dtype)(x)
     return nn.relu(x)
 
@@ -170,10 +162,8 @@ class _ResidualBlock(nn.Module):
 
     @nn.compact
     def __call__(self, x: jax.Array, *, train: bool) -> jax.Array:
-        y = _conv_bn_relu(x, self.filters, (3, 3), conv_name="conv1",
-                          bn_name="bn1", train=train, dtype=self.dtype)
-        y = nn.Conv(self.filters, (3, 3), padding="SAME", use_bias=False,
-                    dtype=self.dtype, name="conv2")(y)
+        y = _conv_bn_relu(x, self.filters, (3, 3), conv_name="conv1", bn_name="bn1", train=train, dtype=self.dtype)
+        y = nn.Conv(self.filters, (3, 3), padding="SAME", use_bias=False, dtype=self.dtype, name="conv2")(y)
         y = _batch_norm("bn2", train, self.dtype)(y)
         return nn.relu(x + y)
 
@@ -231,62 +221,51 @@ class SaiNet(nn.Module):
         Raises:
           ValueError: on a bad configuration or if x is not [B, N, N, C].
         """
-        _validate(self.board_size, self.blocks, self.filters,
-                  self.value_head, self.beta_scale)
+        _validate(self.board_size, self.blocks, self.filters, self.value_head, self.beta_scale)
         n = self.board_size
         if x.ndim != 4 or tuple(x.shape[1:3]) != (n, n):
-            raise ValueError(
-                f"x must have shape [B, {n}, {n}, C], got {tuple(x.shape)}")
+            raise ValueError(f"x must have shape [B, {n}, {n}, C], got {tuple(x.shape)}")
         batch = x.shape[0]
         x = x.astype(self.dtype or jnp.float32)
 
-        h = _conv_bn_relu(x, self.filters, (3, 3), conv_name="input_conv",
-                          bn_name="input_bn", train=train, dtype=self.dtype)
+        h = _conv_bn_relu(
+            x, self.filters, (3, 3), conv_name="input_conv", bn_name="input_bn", train=train, dtype=self.dtype
+        )
         for i in range(self.blocks):
-            h = _ResidualBlock(self.filters, dtype=self.dtype,
-                               name=f"block_{i}")(h, train=train)
+            h = _ResidualBlock(self.filters, dtype=self.dtype, name=f"block_{i}")(h, train=train)
 
-        p = _conv_bn_relu(h, 2, (1, 1), conv_name="policy_conv",
-                          bn_name="policy_bn", train=train, dtype=self.dtype)
+        p = _conv_bn_relu(h, 2, (1, 1), conv_name="policy_conv", bn_name="policy_bn", train=train, dtype=self.dtype)
         # Flattened (row, col, channel)-major, the same board order as the
         # logit index row * N + col.
         p = p.reshape((batch, n * n * 2))
-        policy_logits = nn.Dense(n * n + 1, dtype=jnp.float32,
-                                 name="policy_dense")(p)
+        policy_logits = nn.Dense(n * n + 1, dtype=jnp.float32, name="policy_dense")(p)
 
-        v = _conv_bn_relu(h, 2, (1, 1), conv_name="value_conv",
-                          bn_name="value_bn", train=train, dtype=self.dtype)
+        v = _conv_bn_relu(h, 2, (1, 1), conv_name="value_conv", bn_name="value_bn", train=train, dtype=self.dtype)
         v = v.reshape((batch, n * n * 2))
         zeros = jnp.zeros((batch,), jnp.float32)
         ones = jnp.ones((batch,), jnp.float32)
 
         if self.value_head == "sai":
-            a = nn.relu(nn.Dense(self.alpha_units, dtype=self.dtype,
-                                 name="alpha_hidden")(v))
+            a = nn.relu(nn.Dense(self.alpha_units, dtype=self.dtype, name="alpha_hidden")(v))
             alpha = nn.Dense(1, dtype=jnp.float32, name="alpha_out")(a)[:, 0]
-            b = nn.relu(nn.Dense(self.beta_units, dtype=self.dtype,
-                                 name="beta_hidden")(v))
+            b = nn.relu(nn.Dense(self.beta_units, dtype=self.dtype, name="beta_hidden")(v))
             log_beta = nn.Dense(1, dtype=jnp.float32, name="beta_out")(b)[:, 0]
             # Outside the clip range the gradient is zero; a net asking for β
             # beyond exp(±20)·scale gains nothing from the extra steepness.
             log_beta = jnp.clip(log_beta, -_BETA_LOG_CLIP, _BETA_LOG_CLIP)
             beta = jnp.exp(log_beta) * self.effective_beta_scale
-            return NetworkOutputs(policy_logits=policy_logits, alpha=alpha,
-                                  beta=beta, value=zeros)
+            return NetworkOutputs(policy_logits=policy_logits, alpha=alpha, beta=beta, value=zeros)
 
-        u = nn.relu(nn.Dense(self.value_units, dtype=self.dtype,
-                             name="value_hidden")(v))
+        u = nn.relu(nn.Dense(self.value_units, dtype=self.dtype, name="value_hidden")(v))
         out = nn.Dense(1, dtype=jnp.float32, name="value_out")(u)[:, 0]
         if self.value_head == "winrate":
-            return NetworkOutputs(policy_logits=policy_logits, alpha=zeros,
-                                  beta=ones, value=jnp.tanh(out))
-        return NetworkOutputs(policy_logits=policy_logits,
-                              alpha=out * (n * n), beta=ones, value=out)
+            return NetworkOutputs(policy_logits=policy_logits, alpha=zeros, beta=ones, value=jnp.tanh(out))
+        return NetworkOutputs(policy_logits=policy_logits, alpha=out * (n * n), beta=ones, value=out)
 
 
-def make_network(board_size: int, *, blocks: int, filters: int,
-                 value_head: str = "sai",
-                 beta_scale: float | None = None) -> SaiNet:
+def make_network(
+    board_size: int, *, blocks: int, filters: int, value_head: str = "sai", beta_scale: float | None = None
+) -> SaiNet:
     """Builds a SaiNet after checking its configuration.
 
     Args:
@@ -303,12 +282,10 @@ def make_network(board_size: int, *, blocks: int, filters: int,
       ValueError: naming the offending field, or the bad value_head.
     """
     _validate(board_size, blocks, filters, value_head, beta_scale)
-    return SaiNet(board_size=board_size, blocks=blocks, filters=filters,
-                  value_head=value_head, beta_scale=beta_scale)
+    return SaiNet(board_size=board_size, blocks=blocks, filters=filters, value_head=value_head, beta_scale=beta_scale)
 
 
-def init_network(net: SaiNet, key: jax.Array,
-                 batch_size: int = 1) -> dict[str, Any]:
+def init_network(net: SaiNet, key: jax.Array, batch_size: int = 1) -> dict[str, Any]:
     """Initialises a network's variables.
 
     Args:
@@ -323,11 +300,9 @@ def init_network(net: SaiNet, key: jax.Array,
       0 and variances 1.
     """
     n = net.board_size
-    example = jnp.zeros((batch_size, n, n, input_planes(net.value_head)),
-                        jnp.float32)
+    example = jnp.zeros((batch_size, n, n, input_planes(net.value_head)), jnp.float32)
     variables = net.init(key, example, train=False)
-    return {"params": variables["params"],
-            "batch_stats": variables["batch_stats"]}
+    return {"params": variables["params"], "batch_stats": variables["batch_stats"]}
 
 
 def param_count(params: Any) -> int:
@@ -335,8 +310,9 @@ def param_count(params: Any) -> int:
     return int(sum(leaf.size for leaf in jax.tree_util.tree_leaves(params)))
 
 
-def apply_network(net: SaiNet, variables: dict[str, Any], x: jax.Array, *,
-                  train: bool = False) -> tuple[NetworkOutputs, Any | None]:
+def apply_network(
+    net: SaiNet, variables: dict[str, Any], x: jax.Array, *, train: bool = False
+) -> tuple[NetworkOutputs, Any | None]:
     """Runs a network, handling the batch-norm collection.
 
     Args:
@@ -350,7 +326,6 @@ def apply_network(net: SaiNet, variables: dict[str, Any], x: jax.Array, *,
       eval mode, which reads the running averages without changing them.
     """
     if train:
-        outputs, updates = net.apply(variables, x, train=True,
-                                     mutable=["batch_stats"])
+        outputs, updates = net.apply(variables, x, train=True, mutable=["batch_stats"])
         return outputs, updates["batch_stats"]
     return net.apply(variables, x, train=False), None

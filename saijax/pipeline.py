@@ -34,15 +34,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from saijax import checkpoints
+from saijax import checkpoints, go, networks, replay, search, selfplay, sgf, training
 from saijax import config as config_lib
-from saijax import go
-from saijax import networks
-from saijax import replay
-from saijax import search
-from saijax import selfplay
-from saijax import sgf
-from saijax import training
 
 __all__ = ["train_and_evaluate", "search_config", "selfplay_config", "MetricsWriter"]
 
@@ -278,7 +271,11 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 i = 0
                 while len(games) < target:
                     sp_state, records = chunk(
-                        variables, sp_state, jax.random.fold_in(gen_key, 100 + i), jnp.float32(alpha0), jnp.float32(beta0)
+                        variables,
+                        sp_state,
+                        jax.random.fold_in(gen_key, 100 + i),
+                        jnp.float32(alpha0),
+                        jnp.float32(beta0),
                     )
                     rows, finished = collector.add_chunk(records, gen)
                     if rows is not None:
@@ -392,8 +389,13 @@ def _train_with_gating(config, rules, net, state, train_step, sample, steps, key
     for i, cand in enumerate(candidates):
         player = arena.ArenaPlayer.from_network(f"candidate{i}", net, cand, rules, s_cfg)
         results = arena.play_match(
-            rules, player, prev_player, games=int(config.gating.games), komi=komi,
-            seed=generation * 1000 + i, score_visits=None,
+            rules,
+            player,
+            prev_player,
+            games=int(config.gating.games),
+            komi=komi,
+            seed=generation * 1000 + i,
+            score_visits=None,
         )
         wins = sum((r.winner == "black") == (r.black == player.name) and r.winner != "draw" for r in results)
         draws = sum(r.winner == "draw" for r in results)

@@ -35,8 +35,7 @@ from typing import Any
 
 import jax
 
-from saijax import checkpoints
-from saijax import networks
+from saijax import checkpoints, networks
 
 __all__ = ["Player", "load_player"]
 
@@ -210,7 +209,7 @@ def _restore_variables(directory: str, generation: int | None) -> tuple[dict[str
                 },
             )
         except Exception as e:  # pylint: disable=broad-except
-            raise corrupt(directory, "the checkpoint directory cannot be opened", e)
+            raise corrupt(directory, "the checkpoint directory cannot be opened", e) from e
         try:
             steps = sorted(manager.all_steps())
             if generation is None:
@@ -227,7 +226,7 @@ def _restore_variables(directory: str, generation: int | None) -> tuple[dict[str
                     _META_ITEM
                 ]
             except Exception as e:  # pylint: disable=broad-except
-                raise corrupt(step_dir, "its metadata is unreadable", e)
+                raise corrupt(step_dir, "its metadata is unreadable", e) from e
             required = ("generation", "blocks", "filters", "value_head", "board_size")
             if not isinstance(meta, dict) or any(k not in meta for k in required):
                 raise checkpoints.CheckpointError(f"checkpoint {step_dir} has incomplete metadata: {meta!r}")
@@ -239,7 +238,7 @@ def _restore_variables(directory: str, generation: int | None) -> tuple[dict[str
                     value_head=str(meta["value_head"]),
                 )
             except (TypeError, ValueError) as e:
-                raise corrupt(step_dir, "its metadata describes no valid network", e)
+                raise corrupt(step_dir, "its metadata describes no valid network", e) from e
             shapes = jax.eval_shape(functools.partial(networks.init_network, net), jax.random.PRNGKey(0))
             device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
             template = {
@@ -270,7 +269,7 @@ def _restore_variables(directory: str, generation: int | None) -> tuple[dict[str
             except checkpoints.CheckpointError:
                 raise
             except Exception as e:  # pylint: disable=broad-except
-                raise corrupt(step_dir, "its network arrays are unreadable", e)
+                raise corrupt(step_dir, "its network arrays are unreadable", e) from e
         finally:
             manager.close()
     return meta, variables

@@ -33,30 +33,30 @@ import os
 import re
 import tempfile
 import zipfile
+
 import flax
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-
 __all__ = [
-    'NUM_PACKED_PLANES',
-    'ReplayBuffer',
-    'TrainingRows',
-    'colour_plane',
-    'concatenate_rows',
-    'flatten_rows',
-    'network_input',
-    'pack_planes',
-    'unpack_planes',
+    "NUM_PACKED_PLANES",
+    "ReplayBuffer",
+    "TrainingRows",
+    "colour_plane",
+    "concatenate_rows",
+    "flatten_rows",
+    "network_input",
+    "pack_planes",
+    "unpack_planes",
 ]
 
 # SAI planes 0..15 (own, opponent, illegal, last liberty, each at t..t-3).
 NUM_PACKED_PLANES = 16
 _PACKED_BYTES = NUM_PACKED_PLANES // 8  # 2 bytes per point
 _FORMAT_VERSION = 1
-_FILE_RE = re.compile(r'^gen_(\d{6})\.npz$')
-_TMP_PREFIX = '.tmp_gen_'
+_FILE_RE = re.compile(r"^gen_(\d{6})\.npz$")
+_TMP_PREFIX = ".tmp_gen_"
 
 
 @flax.struct.dataclass
@@ -86,12 +86,19 @@ class TrainingRows:
 
 
 _FIELDS = tuple(f.name for f in TrainingRows.__dataclass_fields__.values())
-_STORED_FIELDS = tuple(f for f in _FIELDS if f != 'valid')
+_STORED_FIELDS = tuple(f for f in _FIELDS if f != "valid")
 _DTYPES = {
-    'planes': np.uint8, 'to_play': np.int8, 'policy': np.float32,
-    'signed_komi': np.float32, 'z': np.float32, 'margin': np.float32,
-    'game_id': np.int32, 'move_number': np.int32, 'is_branch': np.bool_,
-    'generation': np.int32, 'valid': np.bool_,
+    "planes": np.uint8,
+    "to_play": np.int8,
+    "policy": np.float32,
+    "signed_komi": np.float32,
+    "z": np.float32,
+    "margin": np.float32,
+    "game_id": np.int32,
+    "move_number": np.int32,
+    "is_branch": np.bool_,
+    "generation": np.int32,
+    "valid": np.bool_,
 }
 
 
@@ -118,12 +125,10 @@ def colour_plane(to_play: jax.Array, board_size: int) -> jax.Array:
     """The baselines' colour plane: float32 [..., N, N, 1], all ones when
     Black (+1) is to move and all zeros when White (-1) is."""
     black = (jnp.asarray(to_play) == 1).astype(jnp.float32)
-    return jnp.broadcast_to(black[..., None, None, None],
-                            black.shape + (board_size, board_size, 1))
+    return jnp.broadcast_to(black[..., None, None, None], black.shape + (board_size, board_size, 1))
 
 
-def unpack_planes(packed: jax.Array, board_size: int, with_colour: bool,
-                  to_play: jax.Array | None = None) -> jax.Array:
+def unpack_planes(packed: jax.Array, board_size: int, with_colour: bool, to_play: jax.Array | None = None) -> jax.Array:
     """Rebuilds network input planes from `pack_planes` output (jittable).
 
     Args:
@@ -139,21 +144,21 @@ def unpack_planes(packed: jax.Array, board_size: int, with_colour: bool,
     """
     if packed.shape[-3:] != (board_size, board_size, _PACKED_BYTES):
         raise ValueError(
-            f'packed planes must be [..., {board_size}, {board_size}, '
-            f'{_PACKED_BYTES}] uint8, got shape {tuple(packed.shape)}')
+            f"packed planes must be [..., {board_size}, {board_size}, "
+            f"{_PACKED_BYTES}] uint8, got shape {tuple(packed.shape)}"
+        )
     bits = jnp.unpackbits(packed, axis=-1, count=NUM_PACKED_PLANES)
     planes = bits.astype(jnp.float32)
     ones = jnp.ones(planes.shape[:-1] + (1,), jnp.float32)
     parts = [planes, ones]
     if with_colour:
         if to_play is None:
-            raise ValueError('unpack_planes(with_colour=True) needs to_play')
+            raise ValueError("unpack_planes(with_colour=True) needs to_play")
         parts.append(colour_plane(to_play, board_size))
     return jnp.concatenate(parts, axis=-1)
 
 
-def network_input(features: jax.Array, to_play: jax.Array,
-                  value_head: str) -> jax.Array:
+def network_input(features: jax.Array, to_play: jax.Array, value_head: str) -> jax.Array:
     """The network's input from `go.features` output.
 
     Args:
@@ -165,11 +170,10 @@ def network_input(features: jax.Array, to_play: jax.Array,
     Returns:
         float32 [..., N, N, 17] or [..., N, N, 18].
     """
-    if value_head == 'sai':
+    if value_head == "sai":
         return features
     n = features.shape[-2]
-    return jnp.concatenate(
-        [features, colour_plane(to_play, n).astype(features.dtype)], axis=-1)
+    return jnp.concatenate([features, colour_plane(to_play, n).astype(features.dtype)], axis=-1)
 
 
 # ---------------------------------------------------------------------------
@@ -179,30 +183,26 @@ def network_input(features: jax.Array, to_play: jax.Array,
 def flatten_rows(rows: TrainingRows) -> TrainingRows:
     """Merges the leading axes (those of `valid`) into one row axis."""
     lead = np.ndim(rows.valid)
-    return jax.tree_util.tree_map(
-        lambda x: jnp.reshape(x, (-1,) + tuple(np.shape(x)[lead:])), rows)
+    return jax.tree_util.tree_map(lambda x: jnp.reshape(x, (-1,) + tuple(np.shape(x)[lead:])), rows)
 
 
 def concatenate_rows(parts: list[TrainingRows]) -> TrainingRows:
     """Concatenates flat row batches along the row axis (as numpy arrays)."""
     if not parts:
-        raise ValueError('concatenate_rows needs at least one batch of rows')
-    return jax.tree_util.tree_map(
-        lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *parts)
+        raise ValueError("concatenate_rows needs at least one batch of rows")
+    return jax.tree_util.tree_map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *parts)
 
 
 def _to_numpy(rows: TrainingRows) -> dict[str, np.ndarray]:
     rows = flatten_rows(rows)
-    return {name: np.asarray(getattr(rows, name)).astype(_DTYPES[name],
-                                                          copy=False)
-            for name in _FIELDS}
+    return {name: np.asarray(getattr(rows, name)).astype(_DTYPES[name], copy=False) for name in _FIELDS}
 
 
 # ---------------------------------------------------------------------------
 # Sampling with symmetry augmentation.
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _symmetry_permutations(board_size: int) -> np.ndarray:
     """int32 [8, N*N+1]: transformed[i] = original[perm[k, i]] for symmetry k.
 
@@ -220,8 +220,7 @@ def _symmetry_permutations(board_size: int) -> np.ndarray:
     return np.stack(perms).astype(np.int32)
 
 
-def _apply_symmetry(packed: jax.Array, policy: jax.Array,
-                    symmetry: jax.Array, board_size: int):
+def _apply_symmetry(packed: jax.Array, policy: jax.Array, symmetry: jax.Array, board_size: int):
     """Applies dihedral transform `symmetry[b]` to sample b.
 
     Args:
@@ -236,28 +235,26 @@ def _apply_symmetry(packed: jax.Array, policy: jax.Array,
     n = board_size
     perm = jnp.asarray(_symmetry_permutations(n))[symmetry]  # [B, N*N+1]
     flat = packed.reshape(packed.shape[0], n * n, packed.shape[-1])
-    flat = jnp.take_along_axis(flat, perm[:, :n * n, None], axis=1)
+    flat = jnp.take_along_axis(flat, perm[:, : n * n, None], axis=1)
     policy = jnp.take_along_axis(policy, perm, axis=1)
     return flat.reshape(packed.shape), policy
 
 
-@functools.partial(jax.jit, static_argnames=('batch_size', 'board_size',
-                                              'with_colour'))
-def _sample(rows: TrainingRows, num_rows: jax.Array, key: jax.Array, *,
-            batch_size: int, board_size: int, with_colour: bool):
+@functools.partial(jax.jit, static_argnames=("batch_size", "board_size", "with_colour"))
+def _sample(
+    rows: TrainingRows, num_rows: jax.Array, key: jax.Array, *, batch_size: int, board_size: int, with_colour: bool
+):
     index_key, symmetry_key = jax.random.split(key)
     index = jax.random.randint(index_key, (batch_size,), 0, num_rows)
     symmetry = jax.random.randint(symmetry_key, (batch_size,), 0, 8)
-    packed, policy = _apply_symmetry(rows.planes[index], rows.policy[index],
-                                     symmetry, board_size)
-    planes = unpack_planes(packed, board_size, with_colour,
-                           rows.to_play[index])
+    packed, policy = _apply_symmetry(rows.planes[index], rows.policy[index], symmetry, board_size)
+    planes = unpack_planes(packed, board_size, with_colour, rows.to_play[index])
     return {
-        'planes': planes,  # [B, N, N, C] float32
-        'policy': policy,  # [B, N*N+1] float32
-        'signed_komi': rows.signed_komi[index],  # [B]
-        'z': rows.z[index],  # [B]
-        'margin': rows.margin[index],  # [B]
+        "planes": planes,  # [B, N, N, C] float32
+        "policy": policy,  # [B, N*N+1] float32
+        "signed_komi": rows.signed_komi[index],  # [B]
+        "z": rows.z[index],  # [B]
+        "margin": rows.margin[index],  # [B]
     }
 
 
@@ -295,7 +292,7 @@ class ReplayBuffer:
 
     def path(self, generation: int) -> str:
         """The file of one generation's rows."""
-        return os.path.join(self.directory, f'gen_{int(generation):06d}.npz')
+        return os.path.join(self.directory, f"gen_{int(generation):06d}.npz")
 
     def _remove_stale_temporaries(self) -> None:
         # Left by a run killed inside write_generation; never final files.
@@ -328,24 +325,21 @@ class ReplayBuffer:
         """
         arrays = _to_numpy(rows)
         n = self.board_size
-        if arrays['planes'].shape[1:] != (n, n, _PACKED_BYTES):
+        if arrays["planes"].shape[1:] != (n, n, _PACKED_BYTES):
             raise ValueError(
-                f'rows.planes must be [R, {n}, {n}, {_PACKED_BYTES}] for '
-                f'board size {n}, got {arrays["planes"].shape}')
-        if arrays['policy'].shape[1:] != (n * n + 1,):
-            raise ValueError(
-                f'rows.policy must be [R, {n * n + 1}], got '
-                f'{arrays["policy"].shape}')
-        keep = arrays['valid']
+                f"rows.planes must be [R, {n}, {n}, {_PACKED_BYTES}] for board size {n}, got {arrays['planes'].shape}"
+            )
+        if arrays["policy"].shape[1:] != (n * n + 1,):
+            raise ValueError(f"rows.policy must be [R, {n * n + 1}], got {arrays['policy'].shape}")
+        keep = arrays["valid"]
         data = {name: arrays[name][keep] for name in _STORED_FIELDS}
-        data['board_size'] = np.asarray(n, np.int32)
-        data['format_version'] = np.asarray(_FORMAT_VERSION, np.int32)
+        data["board_size"] = np.asarray(n, np.int32)
+        data["format_version"] = np.asarray(_FORMAT_VERSION, np.int32)
 
         final = self.path(generation)
-        fd, tmp = tempfile.mkstemp(prefix=f'{_TMP_PREFIX}{generation:06d}.',
-                                   suffix='.npz', dir=self.directory)
+        fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{generation:06d}.", suffix=".npz", dir=self.directory)
         try:
-            with os.fdopen(fd, 'wb') as f:
+            with os.fdopen(fd, "wb") as f:
                 np.savez_compressed(f, **data)
                 f.flush()
                 os.fsync(f.fileno())
@@ -367,35 +361,32 @@ class ReplayBuffer:
         """
         path = self.path(generation)
         if not os.path.exists(path):
-            raise FileNotFoundError(f'no replay file for generation '
-                                    f'{generation}: {path}')
+            raise FileNotFoundError(f"no replay file for generation {generation}: {path}")
         try:
             with np.load(path, allow_pickle=False) as data:
-                arrays = {name: np.asarray(data[name])
-                          for name in _STORED_FIELDS}
-                size = int(data['board_size'])
-        except (OSError, EOFError, KeyError, ValueError,
-                zipfile.BadZipFile, zipfile.LargeZipFile) as e:
+                arrays = {name: np.asarray(data[name]) for name in _STORED_FIELDS}
+                size = int(data["board_size"])
+        except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile, zipfile.LargeZipFile) as e:
             raise ValueError(
-                f'replay file {path} is corrupt or unreadable '
-                f'({type(e).__name__}: {e}); move it aside to continue '
-                f'without that generation') from e
+                f"replay file {path} is corrupt or unreadable "
+                f"({type(e).__name__}: {e}); move it aside to continue "
+                f"without that generation"
+            ) from e
         if size != self.board_size:
             raise ValueError(
-                f'replay file {path} holds {size}x{size} rows, but the buffer '
-                f'is for board size {self.board_size}')
-        count = len(arrays['z'])
+                f"replay file {path} holds {size}x{size} rows, but the buffer is for board size {self.board_size}"
+            )
+        count = len(arrays["z"])
         n = self.board_size
-        expected = {'planes': (count, n, n, _PACKED_BYTES),
-                    'policy': (count, n * n + 1)}
+        expected = {"planes": (count, n, n, _PACKED_BYTES), "policy": (count, n * n + 1)}
         for name, array in arrays.items():
             shape = expected.get(name, (count,))
             if array.shape != shape:
                 raise ValueError(
-                    f'replay file {path} is inconsistent: {name} has shape '
-                    f'{array.shape}, expected {shape}')
+                    f"replay file {path} is inconsistent: {name} has shape {array.shape}, expected {shape}"
+                )
             arrays[name] = array.astype(_DTYPES[name], copy=False)
-        arrays['valid'] = np.ones((count,), np.bool_)
+        arrays["valid"] = np.ones((count,), np.bool_)
         return TrainingRows(**arrays)
 
     # The window.
@@ -421,31 +412,25 @@ class ReplayBuffer:
                 or a file is corrupt (naming it).
         """
         if window < 1:
-            raise ValueError(f'window must be >= 1, got {window}')
-        present = [g for g in self.available_generations()
-                   if g <= last_generation]
+            raise ValueError(f"window must be >= 1, got {window}")
+        present = [g for g in self.available_generations() if g <= last_generation]
         chosen = present[-window:]
         if not chosen:
-            raise ValueError(
-                f'no replay files up to generation {last_generation} in '
-                f'{self.directory}')
+            raise ValueError(f"no replay files up to generation {last_generation} in {self.directory}")
         rows = concatenate_rows([self.read_generation(g) for g in chosen])
         count = rows.num_rows
         if count == 0:
-            raise ValueError(
-                f'replay window {chosen} in {self.directory} has no rows')
+            raise ValueError(f"replay window {chosen} in {self.directory} has no rows")
         capacity = _bucket(count)
         padded = jax.tree_util.tree_map(
-            lambda x: np.concatenate(
-                [x, np.zeros((capacity - count,) + x.shape[1:], x.dtype)]),
-            rows)
+            lambda x: np.concatenate([x, np.zeros((capacity - count,) + x.shape[1:], x.dtype)]), rows
+        )
         self._rows = jax.device_put(padded)
         self.num_rows = count
         self.window_generations = chosen
         return rows
 
-    def sample(self, key: jax.Array, batch_size: int, *,
-               with_colour: bool = False) -> dict[str, jax.Array]:
+    def sample(self, key: jax.Array, batch_size: int, *, with_colour: bool = False) -> dict[str, jax.Array]:
         """A training batch drawn uniformly (with replacement) from the window.
 
         Each sample gets one of the 8 dihedral symmetries, uniformly, applied
@@ -463,10 +448,15 @@ class ReplayBuffer:
             `losses.total_loss` reads.
         """
         if self._rows is None:
-            raise ValueError('ReplayBuffer.sample called before load_window')
-        return _sample(self._rows, jnp.asarray(self.num_rows, jnp.int32), key,
-                       batch_size=int(batch_size), board_size=self.board_size,
-                       with_colour=bool(with_colour))
+            raise ValueError("ReplayBuffer.sample called before load_window")
+        return _sample(
+            self._rows,
+            jnp.asarray(self.num_rows, jnp.int32),
+            key,
+            batch_size=int(batch_size),
+            board_size=self.board_size,
+            with_colour=bool(with_colour),
+        )
 
 
 def _fsync_directory(directory: str) -> None:

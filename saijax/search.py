@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import chex
 import jax
@@ -49,10 +50,7 @@ import numpy as np
 from flax import struct
 
 from saijax import config as config_lib
-from saijax import go
-from saijax import mcts
-from saijax import networks
-from saijax import sigmoid
+from saijax import go, mcts, networks, sigmoid
 
 __all__ = [
     "SearchConfig",
@@ -120,14 +118,12 @@ class SearchConfig:
         if int(self.num_simulations) < 1:
             raise ValueError(f"search.num_simulations must be >= 1, got {self.num_simulations}")
         if not 0.0 <= self.mu <= self.lambda_ <= 1.0:
-            raise ValueError(
-                f"need 1 >= search.lambda_ >= search.mu >= 0, got lambda_={self.lambda_}, mu={self.mu}"
-            )
+            raise ValueError(f"need 1 >= search.lambda_ >= search.mu >= 0, got lambda_={self.lambda_}, mu={self.mu}")
         if self.beta_terminal <= 0:
             raise ValueError(f"search.beta_terminal must be > 0, got {self.beta_terminal}")
 
     @classmethod
-    def from_config(cls, config) -> "SearchConfig":
+    def from_config(cls, config) -> SearchConfig:
         """Builds from a config section (e.g. ``config.search``), ignoring unknown keys."""
         return config_lib.from_section(cls, config)
 
@@ -477,9 +473,7 @@ def _search_batch(
     x_lambda, x_mu = sigmoid.agent_interval(alpha, beta, k_root, lam, mu, threshold)
     root_info = _RootInfo(x_lambda=x_lambda, x_mu=x_mu, player=states.to_play, komi=states.komi)
     # A finished root (a lockstep slot waiting to be refilled) only "passes".
-    legal = jnp.where(
-        states.terminated[:, None], jnp.arange(states.legal.shape[1]) == rules.pass_action, states.legal
-    )
+    legal = jnp.where(states.terminated[:, None], jnp.arange(states.legal.shape[1]) == rules.pass_action, states.legal)
     root_value = _node_value(config, rules, alpha, beta, states, root_info)
     root = mctx.RootFnOutput(
         prior_logits=_masked_logits(logits.astype(jnp.float32), legal),
@@ -622,7 +616,9 @@ class Agent:
             "beta": float(out.root_beta[0]),
             "winrate": float(out.root_winrate[0]),
             "value": float(out.root_value[0]),
-            "best_value": float(np.nanmax(out.child_q[0])) if np.isfinite(out.child_q[0]).any() else float(out.root_value[0]),
+            "best_value": float(np.nanmax(out.child_q[0]))
+            if np.isfinite(out.child_q[0]).any()
+            else float(out.root_value[0]),
             "score_estimate": float(out.score_estimate[0]),
             "visits": int(out.visit_counts[0].sum()),
         }
@@ -639,9 +635,7 @@ class Agent:
             return []
         out, tree = self.search(state, visits)
         out = jax.device_get(out)
-        tree = jax.device_get(
-            (tree.children_visits[0], tree.children_index[0])
-        )
+        tree = jax.device_get((tree.children_visits[0], tree.children_index[0]))
         child_visits, child_index = (np.asarray(t) for t in tree)
         visits_root = np.asarray(out.child_visits[0])
         order = np.argsort(-visits_root, kind="stable")

@@ -49,10 +49,7 @@ import numpy as np
 from flax import struct
 
 from saijax import config as config_lib
-from saijax import go
-from saijax import replay
-from saijax import search
-from saijax import sigmoid
+from saijax import go, replay, search, sigmoid
 
 __all__ = [
     "SelfPlayConfig",
@@ -88,7 +85,7 @@ class SelfPlayConfig:
     lzs_pass_rule: bool = False
 
     @classmethod
-    def from_config(cls, config) -> "SelfPlayConfig":
+    def from_config(cls, config) -> SelfPlayConfig:
         """Builds from a config section (e.g. ``config.selfplay``), ignoring unknown keys."""
         return config_lib.from_section(cls, config)
 
@@ -238,7 +235,9 @@ def make_chunk_fn(evaluator, rules: go.GoRules, search_config: search.SearchConf
         k_search, k_choose, k_branch, k_komi, k_resign = jax.random.split(key, 5)
         states = sp.games
         active = ~states.terminated
-        out = search.run_search(evaluator, params, jax.random.split(k_search, b), states, rules=rules, config=search_config)
+        out = search.run_search(
+            evaluator, params, jax.random.split(k_search, b), states, rules=rules, config=search_config
+        )
         action, blunder, best_q = _choose_moves(rules, config, k_choose, states, out)
 
         # Resignation.
@@ -253,9 +252,7 @@ def make_chunk_fn(evaluator, rules: go.GoRules, search_config: search.SearchConf
         new_states = vstep(states, action)
         new_states = _tree_where(resign_now, vresign(states), new_states)
         finished = active & new_states.terminated
-        margin = jnp.where(
-            resign_now, out.score_estimate * states.to_play.astype(jnp.float32), vmargin(new_states)
-        )
+        margin = jnp.where(resign_now, out.score_estimate * states.to_play.astype(jnp.float32), vmargin(new_states))
         record = StepRecord(
             planes=replay.pack_planes(features),
             to_play=states.to_play,

@@ -33,15 +33,13 @@ import math
 import os
 import re
 import tempfile
-from typing import Any, Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
-from sgfmill import boards
-from sgfmill import sgf
-from sgfmill import sgf_properties
+from sgfmill import boards, sgf, sgf_properties
 
-from saijax import __version__
-from saijax import go
+from saijax import __version__, go
 
 __all__ = [
     "SgfError",
@@ -157,9 +155,7 @@ class GameRecord:
         if self.comments is not None:
             comments = tuple(None if c is None else str(c) for c in self.comments)
             if len(comments) != len(self.moves):
-                raise ValueError(
-                    f"GameRecord.comments has {len(comments)} entries for {len(self.moves)} moves"
-                )
+                raise ValueError(f"GameRecord.comments has {len(comments)} entries for {len(self.moves)} moves")
             put("comments", comments)
 
     @property

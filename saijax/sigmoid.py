@@ -24,12 +24,12 @@ import jax
 import jax.numpy as jnp
 
 __all__ = [
-    'winrate',
-    'signed_komi',
-    'bonus_for',
-    'interval_average',
-    'agent_interval',
-    'leaf_value',
+    "winrate",
+    "signed_komi",
+    "bonus_for",
+    "interval_average",
+    "agent_interval",
+    "leaf_value",
 ]
 
 # Below this width in sigmoid units, β·|x_hi − x_lo|, the interval average is
@@ -74,8 +74,7 @@ def _log_expm1(w):
     small = w < 1.0
     w_small = jnp.where(small, w, 1.0)
     w_big = jnp.where(small, 1.0, w)
-    return jnp.where(small, jnp.log(jnp.expm1(w_small)),
-                     w_big + jnp.log1p(-jnp.exp(-w_big)))
+    return jnp.where(small, jnp.log(jnp.expm1(w_small)), w_big + jnp.log1p(-jnp.exp(-w_big)))
 
 
 def _logit_mixture(theta, t):
@@ -91,9 +90,7 @@ def _logit_mixture(theta, t):
     near_zero = 2.0 * jnp.arctanh((1.0 - theta) * jnp.tanh(0.5 * t_small))
 
     s = jnp.where(small, _ATANH_LIMIT, jnp.abs(t))
-    log_one_minus_y = jnp.logaddexp(
-        jnp.log(theta),
-        jnp.log(2.0) + jnp.log1p(-theta) + jax.nn.log_sigmoid(-s))
+    log_one_minus_y = jnp.logaddexp(jnp.log(theta), jnp.log(2.0) + jnp.log1p(-theta) + jax.nn.log_sigmoid(-s))
     one_plus_y = 2.0 - theta - 2.0 * (1.0 - theta) * jax.nn.sigmoid(-s)
     far = jnp.sign(t) * (jnp.log(one_plus_y) - log_one_minus_y)
     return jnp.where(small, near_zero, far)

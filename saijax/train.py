@@ -7,13 +7,10 @@ the same command resumes from the last checkpoint in ``--workdir``.
 import os
 import sys
 
-from absl import app
-from absl import logging
-from absl import flags
+from absl import app, flags, logging
 from ml_collections import config_flags
 
-from saijax import cli
-from saijax import pipeline
+from saijax import cli, pipeline
 
 _CONFIG = config_flags.DEFINE_config_file("config", None, "Run config file (configs/*.py).", lock_config=True)
 _WORKDIR = flags.DEFINE_string("workdir", None, "Directory for checkpoints, replay data, SGFs and metrics.")
@@ -35,7 +32,7 @@ def _parse_flags(argv):
         hints = [m for m in chain if "Did you mean" in m]
         if hints:
             hint = " ".join(hints[0].replace("\\n", " ").split())
-            message = "unknown config field: " + hint[hint.find("Did you mean"):].rstrip("'\"")
+            message = "unknown config field: " + hint[hint.find("Did you mean") :].rstrip("'\"")
         else:
             message = " ".join(chain[0].split()) or repr(e)
         sys.stderr.write(f"error: {message}\n")

@@ -38,22 +38,22 @@ from saijax import config as config_lib
 from saijax import losses, networks
 
 __all__ = [
-    'GrownNetwork',
-    'TrainState',
-    'abstract_train_state',
-    'create_train_state',
-    'grow_network',
-    'learning_rate_schedule',
-    'make_mesh',
-    'make_optimizer',
-    'make_train_step',
-    'network_for_generation',
-    'replicate',
-    'shard_batch',
-    'train_on_window',
+    "GrownNetwork",
+    "TrainState",
+    "abstract_train_state",
+    "create_train_state",
+    "grow_network",
+    "learning_rate_schedule",
+    "make_mesh",
+    "make_optimizer",
+    "make_train_step",
+    "network_for_generation",
+    "replicate",
+    "shard_batch",
+    "train_on_window",
 ]
 
-BATCH_AXIS = 'batch'
+BATCH_AXIS = "batch"
 
 
 @flax.struct.dataclass
@@ -68,15 +68,16 @@ class TrainState:
     @property
     def variables(self) -> dict[str, Any]:
         """`{'params', 'batch_stats'}`, as `networks.apply_network` takes."""
-        return {'params': self.params, 'batch_stats': self.batch_stats}
+        return {"params": self.params, "batch_stats": self.batch_stats}
 
 
 # ---------------------------------------------------------------------------
 # Optimizer and learning rate.
 
 
-def learning_rate_schedule(training_config, steps_per_generation: int | None
-                           = None) -> Callable[[jax.Array], jax.Array]:
+def learning_rate_schedule(
+    training_config, steps_per_generation: int | None = None
+) -> Callable[[jax.Array], jax.Array]:
     """The learning rate as a function of the global training step.
 
     The config's boundaries are generations; a step s belongs to generation
@@ -102,29 +103,29 @@ def learning_rate_schedule(training_config, steps_per_generation: int | None
     boundaries = [int(b) * steps for b in training_config.lr_boundaries]
     values = [float(v) for v in training_config.lr_values]
 
-    if kind == 'constant':
+    if kind == "constant":
         return lambda step: jnp.full((), base, jnp.float32)
-    if kind == 'piecewise':
+    if kind == "piecewise":
+
         def piecewise(step):
             lr = jnp.full((), base, jnp.float32)
             for boundary, value in zip(boundaries, values):
                 lr = jnp.where(step >= boundary, value, lr)
             return lr
+
         return piecewise
-    if kind == 'cosine':
+    if kind == "cosine":
         end, final = boundaries[0], values[0]
 
         def cosine(step):
             frac = jnp.clip(jnp.asarray(step, jnp.float32) / end, 0.0, 1.0)
-            return (final + (base - final) * 0.5
-                    * (1.0 + jnp.cos(math.pi * frac))).astype(jnp.float32)
+            return (final + (base - final) * 0.5 * (1.0 + jnp.cos(math.pi * frac))).astype(jnp.float32)
+
         return cosine
-    raise ValueError(f'training.lr_schedule must be one of '
-                     f'{config_lib.LR_SCHEDULES}, got {kind!r}')
+    raise ValueError(f"training.lr_schedule must be one of {config_lib.LR_SCHEDULES}, got {kind!r}")
 
 
-def make_optimizer(training_config, steps_per_generation: int | None = None
-                   ) -> optax.GradientTransformation:
+def make_optimizer(training_config, steps_per_generation: int | None = None) -> optax.GradientTransformation:
     """SGD + (Nesterov) momentum or Adam, with an injected learning rate.
 
     The learning rate lives in `opt_state.hyperparams['learning_rate']`;
@@ -140,18 +141,16 @@ def make_optimizer(training_config, steps_per_generation: int | None = None
     Returns:
         An optax transform.
     """
-    initial = float(learning_rate_schedule(training_config,
-                                           steps_per_generation)(0))
+    initial = float(learning_rate_schedule(training_config, steps_per_generation)(0))
     kind = training_config.optimizer
-    if kind == 'sgd':
+    if kind == "sgd":
         momentum = float(training_config.momentum)
         return optax.inject_hyperparams(optax.sgd)(
-            learning_rate=initial, momentum=momentum or None,
-            nesterov=bool(training_config.nesterov) and momentum > 0)
-    if kind == 'adam':
+            learning_rate=initial, momentum=momentum or None, nesterov=bool(training_config.nesterov) and momentum > 0
+        )
+    if kind == "adam":
         return optax.inject_hyperparams(optax.adam)(learning_rate=initial)
-    raise ValueError(f'training.optimizer must be one of '
-                     f'{config_lib.OPTIMIZERS}, got {kind!r}')
+    raise ValueError(f"training.optimizer must be one of {config_lib.OPTIMIZERS}, got {kind!r}")
 
 
 # ---------------------------------------------------------------------------
@@ -197,9 +196,7 @@ def shard_batch(batch: Mapping[str, Any], mesh: Mesh) -> dict[str, jax.Array]:
             out[name] = jax.make_array_from_process_local_data(sharding, value)
             continue
         if size % devices:
-            raise ValueError(
-                f'batch[{name!r}] has {size} rows, not divisible by the '
-                f'{devices} devices of the mesh')
+            raise ValueError(f"batch[{name!r}] has {size} rows, not divisible by the {devices} devices of the mesh")
         out[name] = jax.device_put(value, sharding)
     return out
 
@@ -208,10 +205,14 @@ def shard_batch(batch: Mapping[str, Any], mesh: Mesh) -> dict[str, jax.Array]:
 # State.
 
 
-def create_train_state(net: networks.SaiNet,
-                       optimizer: optax.GradientTransformation,
-                       key: jax.Array, *, step: int = 0,
-                       mesh: Mesh | None = None) -> TrainState:
+def create_train_state(
+    net: networks.SaiNet,
+    optimizer: optax.GradientTransformation,
+    key: jax.Array,
+    *,
+    step: int = 0,
+    mesh: Mesh | None = None,
+) -> TrainState:
     """Initialises a network and its optimizer.
 
     Args:
@@ -226,32 +227,33 @@ def create_train_state(net: networks.SaiNet,
         A TrainState, replicated over the mesh.
     """
     variables = networks.init_network(net, key)
-    state = TrainState(step=jnp.asarray(step, jnp.int32),
-                       params=variables['params'],
-                       batch_stats=variables['batch_stats'],
-                       opt_state=optimizer.init(variables['params']))
+    state = TrainState(
+        step=jnp.asarray(step, jnp.int32),
+        params=variables["params"],
+        batch_stats=variables["batch_stats"],
+        opt_state=optimizer.init(variables["params"]),
+    )
     return replicate(state, mesh if mesh is not None else make_mesh())
 
 
-def abstract_train_state(net: networks.SaiNet,
-                         optimizer: optax.GradientTransformation, *,
-                         mesh: Mesh | None = None) -> TrainState:
+def abstract_train_state(
+    net: networks.SaiNet, optimizer: optax.GradientTransformation, *, mesh: Mesh | None = None
+) -> TrainState:
     """The shapes, dtypes and (replicated) shardings of a TrainState, without
     allocating it: the restore target for `checkpoints`."""
-    shapes = jax.eval_shape(functools.partial(_unplaced_state, net, optimizer),
-                            jax.random.key(0))
+    shapes = jax.eval_shape(functools.partial(_unplaced_state, net, optimizer), jax.random.key(0))
     sharding = _replicated(mesh if mesh is not None else make_mesh())
-    return jax.tree_util.tree_map(
-        lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sharding),
-        shapes)
+    return jax.tree_util.tree_map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sharding), shapes)
 
 
 def _unplaced_state(net, optimizer, key) -> TrainState:
     variables = networks.init_network(net, key)
-    return TrainState(step=jnp.zeros((), jnp.int32),
-                      params=variables['params'],
-                      batch_stats=variables['batch_stats'],
-                      opt_state=optimizer.init(variables['params']))
+    return TrainState(
+        step=jnp.zeros((), jnp.int32),
+        params=variables["params"],
+        batch_stats=variables["batch_stats"],
+        opt_state=optimizer.init(variables["params"]),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -260,15 +262,19 @@ def _unplaced_state(net, optimizer, key) -> TrainState:
 
 def _set_learning_rate(opt_state: Any, learning_rate: jax.Array) -> Any:
     hyperparams = dict(opt_state.hyperparams)
-    hyperparams['learning_rate'] = learning_rate.astype(
-        hyperparams['learning_rate'].dtype)
+    hyperparams["learning_rate"] = learning_rate.astype(hyperparams["learning_rate"].dtype)
     return opt_state._replace(hyperparams=hyperparams)
 
 
-def make_train_step(net: networks.SaiNet, board_size: int, training_config,
-                    *, mesh: Mesh | None = None,
-                    optimizer: optax.GradientTransformation | None = None,
-                    steps_per_generation: int | None = None):
+def make_train_step(
+    net: networks.SaiNet,
+    board_size: int,
+    training_config,
+    *,
+    mesh: Mesh | None = None,
+    optimizer: optax.GradientTransformation | None = None,
+    steps_per_generation: int | None = None,
+):
     """Builds the jitted training step.
 
     Args:
@@ -297,22 +303,27 @@ def make_train_step(net: networks.SaiNet, board_size: int, training_config,
     value_weight = float(training_config.value_weight)
     score_weight = float(training_config.score_weight)
     l2_coef = float(training_config.l2)
-    grad_clip = float(training_config.get('grad_clip', 0.0) or 0.0)
+    grad_clip = float(training_config.get("grad_clip", 0.0) or 0.0)
 
     def loss_fn(params, batch_stats, batch):
         outputs, new_stats = networks.apply_network(
-            net, {'params': params, 'batch_stats': batch_stats},
-            batch['planes'], train=True)
+            net, {"params": params, "batch_stats": batch_stats}, batch["planes"], train=True
+        )
         loss, metrics = losses.total_loss(
-            outputs, batch, params, value_head=value_head,
-            value_weight=value_weight, l2_coef=l2_coef,
-            score_weight=score_weight, board_size=board_size)
+            outputs,
+            batch,
+            params,
+            value_head=value_head,
+            value_weight=value_weight,
+            l2_coef=l2_coef,
+            score_weight=score_weight,
+            board_size=board_size,
+        )
         return loss, (metrics, new_stats)
 
     def step_fn(state: TrainState, batch):
         grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
-        (_, (metrics, batch_stats)), grads = grad_fn(
-            state.params, state.batch_stats, batch)
+        (_, (metrics, batch_stats)), grads = grad_fn(state.params, state.batch_stats, batch)
         grad_norm = optax.tree.norm(grads)
         if grad_clip > 0:
             # Global-norm clipping: a safety net against the rare huge
@@ -323,18 +334,17 @@ def make_train_step(net: networks.SaiNet, board_size: int, training_config,
         opt_state = _set_learning_rate(state.opt_state, learning_rate)
         updates, opt_state = optimizer.update(grads, opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
-        metrics = dict(metrics, learning_rate=learning_rate,
-                       grad_norm=grad_norm)
-        new_state = state.replace(step=state.step + 1, params=params,
-                                  batch_stats=batch_stats,
-                                  opt_state=opt_state)
+        metrics = dict(metrics, learning_rate=learning_rate, grad_norm=grad_norm)
+        new_state = state.replace(step=state.step + 1, params=params, batch_stats=batch_stats, opt_state=opt_state)
         return new_state, metrics
 
     replicated = _replicated(mesh)
-    jitted = jax.jit(step_fn,
-                     in_shardings=(replicated, _batch_sharded(mesh)),
-                     out_shardings=(replicated, replicated),
-                     donate_argnums=0)
+    jitted = jax.jit(
+        step_fn,
+        in_shardings=(replicated, _batch_sharded(mesh)),
+        out_shardings=(replicated, replicated),
+        donate_argnums=0,
+    )
 
     @functools.wraps(step_fn)
     def train_step(state: TrainState, batch):
@@ -350,7 +360,7 @@ def make_train_step(net: networks.SaiNet, board_size: int, training_config,
 
 
 def _first_non_finite(metrics: Mapping[str, Any]) -> tuple[str, float] | None:
-    names = sorted(metrics, key=lambda k: (k != 'total_loss', k))
+    names = sorted(metrics, key=lambda k: (k != "total_loss", k))
     for name in names:
         value = float(np.asarray(metrics[name]))
         if not math.isfinite(value):
@@ -358,11 +368,16 @@ def _first_non_finite(metrics: Mapping[str, Any]) -> tuple[str, float] | None:
     return None
 
 
-def train_on_window(state: TrainState, train_step, sample_batch: Callable[
-        [jax.Array], Mapping[str, jax.Array]], num_steps: int,
-        key: jax.Array, *, log_every: int = 0,
-        log_fn: Callable[[int, dict[str, float]], None] | None = None,
-        ) -> tuple[TrainState, dict[str, float]]:
+def train_on_window(
+    state: TrainState,
+    train_step,
+    sample_batch: Callable[[jax.Array], Mapping[str, jax.Array]],
+    num_steps: int,
+    key: jax.Array,
+    *,
+    log_every: int = 0,
+    log_fn: Callable[[int, dict[str, float]], None] | None = None,
+) -> tuple[TrainState, dict[str, float]]:
     """Runs `num_steps` training steps.
 
     One step stays in flight: step i is dispatched before step i−1's metrics
@@ -396,13 +411,13 @@ def train_on_window(state: TrainState, train_step, sample_batch: Callable[
         if bad is not None:
             name, value = bad
             raise FloatingPointError(
-                f'non-finite {name} = {value} at training step {start + index}'
-                f' (step {index + 1} of {num_steps} on this window)')
+                f"non-finite {name} = {value} at training step {start + index}"
+                f" (step {index + 1} of {num_steps} on this window)"
+            )
         for name, value in host.items():
             totals[name] = totals.get(name, 0.0) + float(value)
         if log_fn is not None and log_every and (index + 1) % log_every == 0:
-            log_fn(start + index + 1,
-                   {k: float(v) for k, v in host.items()})
+            log_fn(start + index + 1, {k: float(v) for k, v in host.items()})
 
     for i in range(num_steps):
         batch = sample_batch(jax.random.fold_in(key, i))
@@ -412,8 +427,7 @@ def train_on_window(state: TrainState, train_step, sample_batch: Callable[
         pending = (i, metrics)
     if pending is not None:
         check(*pending)
-    summary = {name: total / max(num_steps, 1)
-               for name, total in totals.items()}
+    summary = {name: total / max(num_steps, 1) for name, total in totals.items()}
     return state, summary
 
 
@@ -425,10 +439,9 @@ def network_for_generation(config, generation: int) -> networks.SaiNet:
     """The net the config's network schedule asks for at `generation`."""
     blocks, filters = config_lib.network_shape(config, generation)
     beta_scale = config.network.beta_scale or None
-    return networks.make_network(config.board_size, blocks=blocks,
-                                 filters=filters,
-                                 value_head=config.network.value_head,
-                                 beta_scale=beta_scale)
+    return networks.make_network(
+        config.board_size, blocks=blocks, filters=filters, value_head=config.network.value_head, beta_scale=beta_scale
+    )
 
 
 class GrownNetwork(NamedTuple):
@@ -441,12 +454,18 @@ class GrownNetwork(NamedTuple):
     metrics: dict[str, float]  # mean metrics of its catch-up training
 
 
-def grow_network(config, generation: int, *, key: jax.Array,
-                 sample_batch: Callable[[jax.Array], Mapping[str, jax.Array]],
-                 num_steps: int | None = None, start_step: int = 0,
-                 mesh: Mesh | None = None, log_every: int = 0,
-                 log_fn: Callable[[int, dict[str, float]], None] | None = None,
-                 ) -> GrownNetwork:
+def grow_network(
+    config,
+    generation: int,
+    *,
+    key: jax.Array,
+    sample_batch: Callable[[jax.Array], Mapping[str, jax.Array]],
+    num_steps: int | None = None,
+    start_step: int = 0,
+    mesh: Mesh | None = None,
+    log_every: int = 0,
+    log_fn: Callable[[int, dict[str, float]], None] | None = None,
+) -> GrownNetwork:
     """Builds the schedule's net for `generation` and trains it on the window.
 
     The caller decides when to grow: when `config.network_shape(config,
@@ -474,14 +493,11 @@ def grow_network(config, generation: int, *, key: jax.Array,
     net = network_for_generation(config, generation)
     optimizer = make_optimizer(config.training)
     init_key, train_key = jax.random.split(key)
-    state = create_train_state(net, optimizer, init_key, step=start_step,
-                               mesh=mesh)
-    train_step = make_train_step(net, config.board_size, config.training,
-                                 mesh=mesh, optimizer=optimizer)
+    state = create_train_state(net, optimizer, init_key, step=start_step, mesh=mesh)
+    train_step = make_train_step(net, config.board_size, config.training, mesh=mesh, optimizer=optimizer)
     if num_steps is None:
         num_steps = int(config.training.steps_per_generation)
-    state, metrics = train_on_window(state, train_step, sample_batch,
-                                     num_steps, train_key,
-                                     log_every=log_every, log_fn=log_fn)
-    return GrownNetwork(net=net, state=state, train_step=train_step,
-                        optimizer=optimizer, metrics=metrics)
+    state, metrics = train_on_window(
+        state, train_step, sample_batch, num_steps, train_key, log_every=log_every, log_fn=log_fn
+    )
+    return GrownNetwork(net=net, state=state, train_step=train_step, optimizer=optimizer, metrics=metrics)

@@ -11,15 +11,9 @@ import json
 import math
 
 import jax
-import numpy as np
 import pytest
 
-from saijax import arena
-from saijax import elo
-from saijax import go
-from saijax import networks
-from saijax import search
-from saijax import sgf
+from saijax import arena, elo, go, networks, search, sgf
 
 R5 = go.GoRules(5)
 VISITS = 8
@@ -117,7 +111,14 @@ def test_resignation_uses_the_score_estimate(net, tmp_path):
     side_a = _player(net, "a", 0)
     side_b = _player(net, "b", 1)
     results = arena.play_match(
-        R5, side_a, side_b, games=8, komi=7.5, seed=1, resign_threshold=0.999, score_visits=VISITS,
+        R5,
+        side_a,
+        side_b,
+        games=8,
+        komi=7.5,
+        seed=1,
+        resign_threshold=0.999,
+        score_visits=VISITS,
         sgf_dir=tmp_path / "sgf",
     )
     resign_after = R5.num_points // 4
@@ -139,10 +140,20 @@ def test_resignation_uses_the_score_estimate(net, tmp_path):
 def test_cli_net_vs_net(net, tmp_path, capsys):
     del net
     path = tmp_path / "cli.csv"
-    code = arena.main([
-        "--player=random", "--opponent=random", "--opponent_lambda_=0.5", "--games=8", "--board_size=5",
-        f"--visits={VISITS}", "--komi=6.5", "--max_moves=50", f"--results={path}", "--quiet",
-    ])
+    code = arena.main(
+        [
+            "--player=random",
+            "--opponent=random",
+            "--opponent_lambda_=0.5",
+            "--games=8",
+            "--board_size=5",
+            f"--visits={VISITS}",
+            "--komi=6.5",
+            "--max_moves=50",
+            f"--results={path}",
+            "--quiet",
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "random vs random[l=0.5,m=0]: 8 games" in out
@@ -205,8 +216,21 @@ def test_summarize_hand_made_table():
 def test_results_table_csv_roundtrip_and_header_check(tmp_path):
     rows = [
         arena.GameResult(
-            black="x", white="y", winner=w, margin=m, resigned=False, moves=12, komi=7.5, handicap=0, end="passes",
-            score_estimate=None, engine_score="", engine_dead="", sgf="", game=i, seed=0,
+            black="x",
+            white="y",
+            winner=w,
+            margin=m,
+            resigned=False,
+            moves=12,
+            komi=7.5,
+            handicap=0,
+            end="passes",
+            score_estimate=None,
+            engine_score="",
+            engine_dead="",
+            sgf="",
+            game=i,
+            seed=0,
         )
         for i, (w, m) in enumerate([("black", 2.5), ("white", -0.5), ("draw", 0.0)])
     ]
@@ -241,8 +265,17 @@ def test_bad_settings_are_rejected(net):
 def test_cli_missing_checkpoint_is_one_error_line(tmp_path, capsys):
     missing = tmp_path / "no-run-here"
     for player, opponent in ((missing, "uniform"), ("random", missing)):
-        code = arena.main([f"--player={player}", f"--opponent={opponent}", "--games=2", "--board_size=5",
-                           "--blocks=1", "--filters=8", "--quiet"])
+        code = arena.main(
+            [
+                f"--player={player}",
+                f"--opponent={opponent}",
+                "--games=2",
+                "--board_size=5",
+                "--blocks=1",
+                "--filters=8",
+                "--quiet",
+            ]
+        )
         assert code == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert err[-1].startswith("saijax.arena: error:") and str(missing) in err[-1]

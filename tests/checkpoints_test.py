@@ -23,57 +23,60 @@ N = 5
 
 # After a failed restore, orbax's reader leaves a callback for its closed
 # event loop; Python reports it (harmlessly) when it is collected.
-pytestmark = pytest.mark.filterwarnings(
-    'ignore::pytest.PytestUnraisableExceptionWarning')
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
 
-@pytest.fixture(scope='module', autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def _collect_orbax_leftovers():
     yield
     gc.collect()  # so the report above lands in this module, not the next
 
 
 def _training_config():
-    return ml_collections.ConfigDict(dict(
-        steps_per_generation=10, batch_size=8, optimizer='sgd',
-        learning_rate=0.01, lr_schedule='constant', lr_boundaries=[],
-        lr_values=[], momentum=0.9, nesterov=True, l2=1e-4,
-        value_weight=2.8, score_weight=20.0))
+    return ml_collections.ConfigDict(
+        dict(
+            steps_per_generation=10,
+            batch_size=8,
+            optimizer="sgd",
+            learning_rate=0.01,
+            lr_schedule="constant",
+            lr_boundaries=[],
+            lr_values=[],
+            momentum=0.9,
+            nesterov=True,
+            l2=1e-4,
+            value_weight=2.8,
+            score_weight=20.0,
+        )
+    )
 
 
-@pytest.fixture(scope='module')
+@pytest.fixture(scope="module")
 def setup():
     net = networks.make_network(N, blocks=1, filters=8)
     optimizer = training.make_optimizer(_training_config())
-    state = training.create_train_state(net, optimizer, jax.random.key(0),
-                                        step=123)
+    state = training.create_train_state(net, optimizer, jax.random.key(0), step=123)
     # Make every leaf distinctive, so a mix-up would show.
-    state = jax.tree_util.tree_map(
-        lambda x: x + np.asarray(0.5, x.dtype) if x.dtype.kind == 'f' else x,
-        state)
+    state = jax.tree_util.tree_map(lambda x: x + np.asarray(0.5, x.dtype) if x.dtype.kind == "f" else x, state)
     return net, optimizer, state
 
 
 def _save(ckpt, generation, state, key=None, **kw):
-    kw = dict(dict(blocks=1, filters=8, value_head='sai', board_size=N,
-                   replay_dir='/tmp/run/replay'), **kw)
-    return ckpt.save(generation, state=state,
-                     rng_key=jax.random.key(generation) if key is None
-                     else key, **kw)
+    kw = dict(dict(blocks=1, filters=8, value_head="sai", board_size=N, replay_dir="/tmp/run/replay"), **kw)
+    return ckpt.save(generation, state=state, rng_key=jax.random.key(generation) if key is None else key, **kw)
 
 
 def _step_dir(tmp_path, generation):
-    return os.path.join(str(tmp_path), 'checkpoints', str(generation))
+    return os.path.join(str(tmp_path), "checkpoints", str(generation))
 
 
 def test_round_trip(tmp_path, setup):
     net, optimizer, state = setup
     with checkpoints.Checkpointer(tmp_path, max_to_keep=3) as ckpt:
         assert ckpt.latest_generation() is None
-        assert ckpt.restore_latest(
-            training.abstract_train_state(net, optimizer)) is None
+        assert ckpt.restore_latest(training.abstract_train_state(net, optimizer)) is None
         for g in range(5):
-            _save(ckpt, g, state, extra={'loss': 1.5 + g})
+            _save(ckpt, g, state, extra={"loss": 1.5 + g})
         assert ckpt.all_generations() == [2, 3, 4]
         assert ckpt.latest_generation() == 4
 
@@ -81,22 +84,19 @@ def test_round_trip(tmp_path, setup):
     with checkpoints.Checkpointer(tmp_path) as ckpt:
         payload = ckpt.restore_latest(
             lambda meta: training.abstract_train_state(
-                networks.make_network(meta['board_size'],
-                                      blocks=meta['blocks'],
-                                      filters=meta['filters']), optimizer),
-            expected_shape=(1, 8))
+                networks.make_network(meta["board_size"], blocks=meta["blocks"], filters=meta["filters"]), optimizer
+            ),
+            expected_shape=(1, 8),
+        )
     assert payload.generation == 4
     assert (payload.blocks, payload.filters) == (1, 8)
-    assert payload.value_head == 'sai' and payload.board_size == N
-    assert payload.replay_dir == '/tmp/run/replay'
-    assert payload.extra == {'loss': 5.5}
+    assert payload.value_head == "sai" and payload.board_size == N
+    assert payload.replay_dir == "/tmp/run/replay"
+    assert payload.extra == {"loss": 5.5}
     assert payload.directory == _step_dir(tmp_path, 4)
-    np.testing.assert_array_equal(jax.random.key_data(payload.rng_key),
-                                  jax.random.key_data(jax.random.key(4)))
-    assert (jax.tree_util.tree_structure(payload.state)
-            == jax.tree_util.tree_structure(state))
-    for a, b in zip(jax.tree_util.tree_leaves(payload.state),
-                    jax.tree_util.tree_leaves(state)):
+    np.testing.assert_array_equal(jax.random.key_data(payload.rng_key), jax.random.key_data(jax.random.key(4)))
+    assert jax.tree_util.tree_structure(payload.state) == jax.tree_util.tree_structure(state)
+    for a, b in zip(jax.tree_util.tree_leaves(payload.state), jax.tree_util.tree_leaves(state)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert int(payload.state.step) == 123
 
@@ -105,8 +105,7 @@ def test_legacy_uint32_key_round_trip(tmp_path, setup):
     net, optimizer, state = setup
     with checkpoints.Checkpointer(tmp_path) as ckpt:
         _save(ckpt, 0, state, key=jax.random.PRNGKey(9))
-        payload = ckpt.restore_latest(
-            training.abstract_train_state(net, optimizer))
+        payload = ckpt.restore_latest(training.abstract_train_state(net, optimizer))
     np.testing.assert_array_equal(payload.rng_key, jax.random.PRNGKey(9))
 
 
@@ -115,8 +114,7 @@ def test_orbax_info_logging_is_quiet(tmp_path, setup, caplog):
     with caplog.at_level(logging.DEBUG):
         with checkpoints.Checkpointer(tmp_path) as ckpt:
             _save(ckpt, 0, state)
-    noisy = [r for r in caplog.records
-             if '/orbax/' in r.pathname and r.levelno < logging.WARNING]
+    noisy = [r for r in caplog.records if "/orbax/" in r.pathname and r.levelno < logging.WARNING]
     assert not noisy, noisy[:3]
 
 
@@ -125,18 +123,20 @@ def test_truncated_array_file_names_checkpoint(tmp_path, setup):
     with checkpoints.Checkpointer(tmp_path) as ckpt:
         _save(ckpt, 0, state)
         _save(ckpt, 1, state)
-        files = [f for f in glob.glob(
-            os.path.join(_step_dir(tmp_path, 1), 'state', '**', 'd', '*'),
-            recursive=True) if os.path.isfile(f)]
+        files = [
+            f
+            for f in glob.glob(os.path.join(_step_dir(tmp_path, 1), "state", "**", "d", "*"), recursive=True)
+            if os.path.isfile(f)
+        ]
         assert files
         for f in files:
-            with open(f, 'r+b') as handle:
+            with open(f, "r+b") as handle:
                 handle.truncate(os.path.getsize(f) // 2)
         with pytest.raises(checkpoints.CheckpointError) as info:
             ckpt.restore_latest(training.abstract_train_state(net, optimizer))
     message = str(info.value)
     assert _step_dir(tmp_path, 1) in message
-    assert 'corrupt' in message and 'generation 0' in message
+    assert "corrupt" in message and "generation 0" in message
     # Nothing was deleted: the earlier checkpoint is still there.
     assert os.path.isdir(_step_dir(tmp_path, 0))
 
@@ -145,10 +145,10 @@ def test_corrupt_metadata_names_checkpoint(tmp_path, setup):
     net, optimizer, state = setup
     with checkpoints.Checkpointer(tmp_path) as ckpt:
         _save(ckpt, 3, state)
-    meta = glob.glob(os.path.join(_step_dir(tmp_path, 3), 'meta', '*'))
+    meta = glob.glob(os.path.join(_step_dir(tmp_path, 3), "meta", "*"))
     for f in meta:
         if os.path.isfile(f):
-            with open(f, 'w') as handle:
+            with open(f, "w") as handle:
                 handle.write('{"generation": 3, trunc')
     with checkpoints.Checkpointer(tmp_path) as ckpt:
         with pytest.raises(checkpoints.CheckpointError) as info:
@@ -163,18 +163,14 @@ def test_incompatible_shape_is_a_clear_error(tmp_path, setup):
     with checkpoints.Checkpointer(tmp_path) as ckpt:
         _save(ckpt, 0, state)
         with pytest.raises(checkpoints.CheckpointError) as info:
-            ckpt.restore_latest(training.abstract_train_state(bigger,
-                                                              optimizer))
+            ckpt.restore_latest(training.abstract_train_state(bigger, optimizer))
         message = str(info.value)
         assert _step_dir(tmp_path, 0) in message
-        assert 'stored (3, 3, 8, 8), expected (3, 3, 16, 16)' in message
-        with pytest.raises(checkpoints.CheckpointError, match='block_1'):
-            ckpt.restore_latest(training.abstract_train_state(deeper,
-                                                              optimizer))
-        with pytest.raises(checkpoints.CheckpointError,
-                           match='holds a 1x8 network.*expects 2x8'):
-            ckpt.restore_latest(training.abstract_train_state(net, optimizer),
-                                expected_shape=(2, 8))
+        assert "stored (3, 3, 8, 8), expected (3, 3, 16, 16)" in message
+        with pytest.raises(checkpoints.CheckpointError, match="block_1"):
+            ckpt.restore_latest(training.abstract_train_state(deeper, optimizer))
+        with pytest.raises(checkpoints.CheckpointError, match="holds a 1x8 network.*expects 2x8"):
+            ckpt.restore_latest(training.abstract_train_state(net, optimizer), expected_shape=(2, 8))
 
 
 def test_leftover_temporary_directory_is_ignored(tmp_path, setup):
@@ -182,20 +178,18 @@ def test_leftover_temporary_directory_is_ignored(tmp_path, setup):
     net, optimizer, state = setup
     with checkpoints.Checkpointer(tmp_path) as ckpt:
         _save(ckpt, 5, state)
-    tmp = os.path.join(str(tmp_path), 'checkpoints',
-                       '6.orbax-checkpoint-tmp-1234567')
-    os.makedirs(os.path.join(tmp, 'state'))
-    with open(os.path.join(tmp, 'state', '_METADATA'), 'w') as f:
+    tmp = os.path.join(str(tmp_path), "checkpoints", "6.orbax-checkpoint-tmp-1234567")
+    os.makedirs(os.path.join(tmp, "state"))
+    with open(os.path.join(tmp, "state", "_METADATA"), "w") as f:
         f.write('{"half')
     with checkpoints.Checkpointer(tmp_path) as ckpt:
         assert ckpt.latest_generation() == 5
-        payload = ckpt.restore_latest(
-            training.abstract_train_state(net, optimizer))
+        payload = ckpt.restore_latest(training.abstract_train_state(net, optimizer))
     assert payload.generation == 5
     assert not os.path.exists(tmp)
 
 
-_SAVER = textwrap.dedent('''
+_SAVER = textwrap.dedent("""
     import sys
     import jax, jax.numpy as jnp
     from saijax import checkpoints
@@ -207,15 +201,18 @@ _SAVER = textwrap.dedent('''
                       filters=8, value_head='sai', board_size=5,
                       replay_dir='/tmp/r')
             print(g, flush=True)
-''')
+""")
 
 
-@pytest.mark.parametrize('delay', [0.0, 0.05, 0.137, 0.29])
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.137, 0.29])
 def test_sigkill_during_saves_leaves_a_readable_checkpoint(tmp_path, delay):
     process = subprocess.Popen(
-        [sys.executable, '-c', _SAVER.format(workdir=str(tmp_path))],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=dict(os.environ, JAX_PLATFORMS='cpu'))
+        [sys.executable, "-c", _SAVER.format(workdir=str(tmp_path))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, JAX_PLATFORMS="cpu"),
+    )
     try:
         for _ in range(3):  # wait until a few saves are done
             line = process.stdout.readline()
@@ -225,15 +222,14 @@ def test_sigkill_during_saves_leaves_a_readable_checkpoint(tmp_path, delay):
     finally:
         process.kill()
         process.communicate()
-    template = {'w': jax.ShapeDtypeStruct((64, 1024), np.float32),
-                'step': jax.ShapeDtypeStruct((), np.int32)}
+    template = {"w": jax.ShapeDtypeStruct((64, 1024), np.float32), "step": jax.ShapeDtypeStruct((), np.int32)}
     with checkpoints.Checkpointer(tmp_path) as ckpt:
         generation = ckpt.latest_generation()
         assert generation is not None and generation >= 2
         payload = ckpt.restore_latest(template)
     assert payload.generation == generation
-    np.testing.assert_array_equal(payload.state['w'], float(generation))
-    assert int(payload.state['step']) == generation
-    meta = os.path.join(_step_dir(tmp_path, generation), 'meta', 'metadata')
+    np.testing.assert_array_equal(payload.state["w"], float(generation))
+    assert int(payload.state["step"]) == generation
+    meta = os.path.join(_step_dir(tmp_path, generation), "meta", "metadata")
     with open(meta) as f:
-        assert json.load(f)['generation'] == generation
+        assert json.load(f)["generation"] == generation

@@ -10,21 +10,19 @@ import pytest
 from saijax import config as config_lib
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_CONFIGS = sorted(glob.glob(os.path.join(_ROOT, 'configs', '*.py')))
+_CONFIGS = sorted(glob.glob(os.path.join(_ROOT, "configs", "*.py")))
 _NAMES = [os.path.basename(p) for p in _CONFIGS]
 
 
 def _default():
-    return config_lib.load_config(os.path.join(_ROOT, 'configs',
-                                               'default.py'))
+    return config_lib.load_config(os.path.join(_ROOT, "configs", "default.py"))
 
 
 def test_all_expected_configs_exist():
-    assert {'default.py', 'go7.py', 'go5.py', 'tiny.py', 'lzs.py',
-            'alphazero.py'} <= set(_NAMES)
+    assert {"default.py", "go7.py", "go5.py", "tiny.py", "lzs.py", "alphazero.py"} <= set(_NAMES)
 
 
-@pytest.mark.parametrize('path', _CONFIGS, ids=_NAMES)
+@pytest.mark.parametrize("path", _CONFIGS, ids=_NAMES)
 def test_config_loads_and_validates(path):
     config = config_lib.load_config(path)
     # Batch sizes must suit the usual device counts, not just this machine.
@@ -33,43 +31,42 @@ def test_config_loads_and_validates(path):
     with open(path) as f:
         source = f.read()
     name = os.path.basename(path)
-    command = (f'python -m saijax.train --config=configs/{name} '
-               f'--workdir=')
+    command = f"python -m saijax.train --config=configs/{name} --workdir="
     docstring = re.match(r'\s*"""(.*?)"""', source, re.S)
     assert docstring and docstring.group(1).startswith(command), (
-        f'{name} docstring must open with the command that runs it')
+        f"{name} docstring must open with the command that runs it"
+    )
 
 
 def test_default_documents_every_field():
-    with open(os.path.join(_ROOT, 'configs', 'default.py')) as f:
+    with open(os.path.join(_ROOT, "configs", "default.py")) as f:
         lines = f.read().splitlines()
     config = _default()
     for section, value in config.items():
-        names = (value.keys() if hasattr(value, 'keys') else [None])
+        names = value.keys() if hasattr(value, "keys") else [None]
         for name in names:
-            field = f'config.{section}' + (f'.{name}' if name else '')
-            index = next(i for i, line in enumerate(lines)
-                         if line.strip().startswith(field + ' ='))
+            field = f"config.{section}" + (f".{name}" if name else "")
+            index = next(i for i, line in enumerate(lines) if line.strip().startswith(field + " ="))
             line = lines[index]
             previous = lines[index - 1].strip()
-            assert '#' in line or previous.startswith('#'), (
-                f'{field} has no comment in configs/default.py')
+            assert "#" in line or previous.startswith("#"), f"{field} has no comment in configs/default.py"
 
 
 def test_variant_specifics():
     load = lambda name: config_lib.load_config(  # noqa: E731
-        os.path.join(_ROOT, 'configs', name))
-    lzs = load('lzs.py')
-    assert lzs.network.value_head == 'score'
-    assert lzs.search.value_mode == 'score'
-    assert lzs.search.algorithm == 'puct' and lzs.search.c_puct == 1.5
+        os.path.join(_ROOT, "configs", name)
+    )
+    lzs = load("lzs.py")
+    assert lzs.network.value_head == "score"
+    assert lzs.search.value_mode == "score"
+    assert lzs.search.algorithm == "puct" and lzs.search.c_puct == 1.5
     assert lzs.selfplay.resign_threshold < 0
-    assert lzs.selfplay.komi_mode == 'fixed' and lzs.selfplay.lzs_pass_rule
+    assert lzs.selfplay.komi_mode == "fixed" and lzs.selfplay.lzs_pass_rule
     assert lzs.training.score_weight == 20.0
-    az = load('alphazero.py')
-    assert az.network.value_head == 'winrate'
-    assert az.selfplay.komi_mode == 'fixed' and az.selfplay.branch_prob == 0
-    tiny = load('tiny.py')
+    az = load("alphazero.py")
+    assert az.network.value_head == "winrate"
+    assert az.selfplay.komi_mode == "fixed" and az.selfplay.branch_prob == 0
+    tiny = load("tiny.py")
     assert tiny.network.blocks * tiny.network.filters <= 16
     assert tiny.generations <= 2 and tiny.selfplay.batch_size <= 8
 
@@ -112,11 +109,12 @@ def _bad(mutate, *, device_count=1):
 
 def _set(path, value):
     def mutate(config):
-        *parents, last = path.split('.')
+        *parents, last = path.split(".")
         node = config
         for p in parents:
             node = node[p]
         node[last] = value
+
     return mutate
 
 
@@ -124,30 +122,32 @@ def test_lambda_below_mu_names_both():
     def mutate(config):
         config.search.lambda_ = 0.2
         config.search.mu = 0.5
+
     message = _bad(mutate)
-    assert 'search.lambda_' in message and 'search.mu' in message
-    assert '0.2' in message and '0.5' in message
+    assert "search.lambda_" in message and "search.mu" in message
+    assert "0.2" in message and "0.5" in message
 
 
-@pytest.mark.parametrize('path,value,expected', [
-    ('board_size', 25, ['board_size', '25']),
-    ('board_size', 1, ['board_size', '1']),
-    ('search.lambda_', 1.5, ['search.lambda_', '1.5']),
-    ('search.mu', -0.1, ['search.mu', '-0.1']),
-    ('network.value_head', 'tanh', ['network.value_head', "'tanh'"]),
-    ('search.algorithm', 'alphabeta', ['search.algorithm', "'alphabeta'"]),
-    ('training.optimizer', 'rmsprop', ['training.optimizer', "'rmsprop'"]),
-    ('selfplay.komi_mode', 'random', ['selfplay.komi_mode', "'random'"]),
-    ('selfplay.games_per_generation', 0,
-     ['selfplay.games_per_generation', '0']),
-    ('training.steps_per_generation', -5,
-     ['training.steps_per_generation', '-5']),
-    ('network.filters', 0, ['network.filters', '0']),
-    ('selfplay.komi', 7.25, ['selfplay.komi', '7.25']),
-    ('search.value_mode', 'winrate', ['search.value_mode', "'winrate'"]),
-    ('training.lr_schedule', 'step', ['training.lr_schedule', "'step'"]),
-    ('gating.threshold', 1.5, ['gating.threshold', '1.5']),
-])
+@pytest.mark.parametrize(
+    "path,value,expected",
+    [
+        ("board_size", 25, ["board_size", "25"]),
+        ("board_size", 1, ["board_size", "1"]),
+        ("search.lambda_", 1.5, ["search.lambda_", "1.5"]),
+        ("search.mu", -0.1, ["search.mu", "-0.1"]),
+        ("network.value_head", "tanh", ["network.value_head", "'tanh'"]),
+        ("search.algorithm", "alphabeta", ["search.algorithm", "'alphabeta'"]),
+        ("training.optimizer", "rmsprop", ["training.optimizer", "'rmsprop'"]),
+        ("selfplay.komi_mode", "random", ["selfplay.komi_mode", "'random'"]),
+        ("selfplay.games_per_generation", 0, ["selfplay.games_per_generation", "0"]),
+        ("training.steps_per_generation", -5, ["training.steps_per_generation", "-5"]),
+        ("network.filters", 0, ["network.filters", "0"]),
+        ("selfplay.komi", 7.25, ["selfplay.komi", "7.25"]),
+        ("search.value_mode", "winrate", ["search.value_mode", "'winrate'"]),
+        ("training.lr_schedule", "step", ["training.lr_schedule", "'step'"]),
+        ("gating.threshold", 1.5, ["gating.threshold", "1.5"]),
+    ],
+)
 def test_bad_field_is_named(path, value, expected):
     message = _bad(_set(path, value))
     for text in expected:
@@ -155,58 +155,65 @@ def test_bad_field_is_named(path, value, expected):
 
 
 def test_batch_not_divisible_by_devices():
-    message = _bad(_set('training.batch_size', 100), device_count=8)
-    assert 'training.batch_size' in message and '100' in message
-    assert '8' in message
-    message = _bad(_set('selfplay.batch_size', 12), device_count=8)
-    assert 'selfplay.batch_size' in message and '12' in message
+    message = _bad(_set("training.batch_size", 100), device_count=8)
+    assert "training.batch_size" in message and "100" in message
+    assert "8" in message
+    message = _bad(_set("selfplay.batch_size", 12), device_count=8)
+    assert "selfplay.batch_size" in message and "12" in message
 
 
-@pytest.mark.parametrize('schedule', [
-    [[0, 100], [50, 200], [20, 400]],  # unsorted
-    [[0, 100], [50, 200], [50, 400]],  # repeated generation
-    [[5, 100], [50, 200]],  # does not start at 0
-    [[0, 100], [10]],  # malformed entry
-    [[0, 0]],  # non-positive visits
-])
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        [[0, 100], [50, 200], [20, 400]],  # unsorted
+        [[0, 100], [50, 200], [50, 400]],  # repeated generation
+        [[5, 100], [50, 200]],  # does not start at 0
+        [[0, 100], [10]],  # malformed entry
+        [[0, 0]],  # non-positive visits
+    ],
+)
 def test_bad_visits_schedule_is_named(schedule):
-    message = _bad(_set('schedules.visits', schedule))
-    assert 'schedules.visits' in message
+    message = _bad(_set("schedules.visits", schedule))
+    assert "schedules.visits" in message
 
 
 def test_bad_network_and_window_schedules():
-    message = _bad(_set('schedules.network', [[0, 4, 128], [10, 6]]))
-    assert 'schedules.network' in message
-    message = _bad(_set('schedules.network', [[0, 4, 0]]))
-    assert 'schedules.network' in message
-    message = _bad(_set('schedules.window', []))
-    assert 'schedules.window' in message
-    message = _bad(_set('schedules.window', [[0, 4], [3, 8], [2, 12]]))
-    assert 'schedules.window' in message and 'sorted' in message
+    message = _bad(_set("schedules.network", [[0, 4, 128], [10, 6]]))
+    assert "schedules.network" in message
+    message = _bad(_set("schedules.network", [[0, 4, 0]]))
+    assert "schedules.network" in message
+    message = _bad(_set("schedules.window", []))
+    assert "schedules.window" in message
+    message = _bad(_set("schedules.window", [[0, 4], [3, 8], [2, 12]]))
+    assert "schedules.window" in message and "sorted" in message
 
 
 def test_cross_field_rules():
     # A score head has no sigmoid, a winrate head has no score.
     def score_head_sigmoid(config):
-        config.network.value_head = 'score'
-        config.selfplay.komi_mode = 'fixed'
+        config.network.value_head = "score"
+        config.selfplay.komi_mode = "fixed"
         config.selfplay.branch_prob = 0.0
+
     message = _bad(score_head_sigmoid)
-    assert 'search.value_mode' in message
+    assert "search.value_mode" in message
     # Komi sampling and branching need the SAI head.
-    message = _bad(_set('network.value_head', 'winrate'))
-    assert 'selfplay.komi_mode' in message
+    message = _bad(_set("network.value_head", "winrate"))
+    assert "selfplay.komi_mode" in message
+
     # Piecewise learning rates need one value per boundary.
     def piecewise(config):
-        config.training.lr_schedule = 'piecewise'
+        config.training.lr_schedule = "piecewise"
         config.training.lr_boundaries = [10, 20]
         config.training.lr_values = [0.01]
+
     message = _bad(piecewise)
-    assert 'training.lr_values' in message
+    assert "training.lr_values" in message
 
 
 def test_missing_field_is_named():
     def drop(config):
-        del config.search['mu']
+        del config.search["mu"]
+
     message = _bad(drop)
-    assert 'search.mu' in message
+    assert "search.mu" in message

@@ -11,7 +11,8 @@ import sys
 import numpy as np
 import pytest
 import scipy.optimize
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from saijax import elo
 
@@ -26,8 +27,7 @@ def _f(z):
     return 1.0 / (1.0 + 10.0 ** (-np.asarray(z) / 400.0))
 
 
-def _sample_games(ratings, *, games_per_colour, draw, advantage, seed,
-                  pairs=None):
+def _sample_games(ratings, *, games_per_colour, draw, advantage, seed, pairs=None):
     """Samples games from the Rao–Kupper model the fit assumes."""
     rng = np.random.default_rng(seed)
     names = list(ratings)
@@ -40,16 +40,14 @@ def _sample_games(ratings, *, games_per_colour, draw, advantage, seed,
             p_black, p_white = _f(x - draw), 1.0 - _f(x + draw)
             u = rng.random(games_per_colour)
             for v in u:
-                winner = ("black" if v < p_black else
-                          "white" if v < p_black + p_white else "draw")
+                winner = "black" if v < p_black else "white" if v < p_black + p_white else "draw"
                 games.append({"black": black, "white": white, "winner": winner})
     return games
 
 
 @pytest.fixture(scope="module")
 def synthetic_games():
-    return _sample_games(TRUE, games_per_colour=200, draw=TRUE_DRAW,
-                         advantage=TRUE_ADVANTAGE, seed=1234)
+    return _sample_games(TRUE, games_per_colour=200, draw=TRUE_DRAW, advantage=TRUE_ADVANTAGE, seed=1234)
 
 
 @pytest.fixture(scope="module")
@@ -86,17 +84,16 @@ def test_recovers_draw_parameter_and_advantage(synthetic_fit):
 def test_records_and_game_counts(synthetic_games, synthetic_fit):
     fit = synthetic_fit
     for name in TRUE:
-        wins = sum((g["black"] == name and g["winner"] == "black")
-                   or (g["white"] == name and g["winner"] == "white")
-                   for g in synthetic_games)
-        draws = sum(name in (g["black"], g["white"]) and g["winner"] == "draw"
-                    for g in synthetic_games)
+        wins = sum(
+            (g["black"] == name and g["winner"] == "black") or (g["white"] == name and g["winner"] == "white")
+            for g in synthetic_games
+        )
+        draws = sum(name in (g["black"], g["white"]) and g["winner"] == "draw" for g in synthetic_games)
         assert fit.record[name][:2] == (wins, draws)
         assert fit.n_games[name] == sum(fit.record[name]) == 4 * 400
 
 
-def test_constant_prior_barely_moves_well_sampled_ratings(synthetic_games,
-                                                          synthetic_fit):
+def test_constant_prior_barely_moves_well_sampled_ratings(synthetic_games, synthetic_fit):
     with_prior = elo.fit_elo(synthetic_games, prior_draws=1.0)
     assert len(with_prior.prior_pairs) == 10
     for name in TRUE:
@@ -107,8 +104,7 @@ def test_constant_prior_barely_moves_well_sampled_ratings(synthetic_games,
 
 
 def test_bootstrap_intervals_agree_with_hessian_intervals():
-    games = _sample_games(TRUE, games_per_colour=40, draw=TRUE_DRAW,
-                          advantage=TRUE_ADVANTAGE, seed=7)
+    games = _sample_games(TRUE, games_per_colour=40, draw=TRUE_DRAW, advantage=TRUE_ADVANTAGE, seed=7)
     fit = elo.fit_elo(games, bootstrap=60, seed=3)
     assert fit.bootstrap_samples == 60
     assert fit.bootstrap_ci["random"] == (0.0, 0.0)
@@ -126,9 +122,13 @@ def _two_player_games(a_wins, draws, b_wins):
     games = []
     for k, winner in enumerate(["A"] * a_wins + ["draw"] * draws + ["B"] * b_wins):
         black, white = ("A", "B") if k % 2 else ("B", "A")
-        games.append({"black": black, "white": white,
-                      "winner": "draw" if winner == "draw" else
-                      ("black" if winner == black else "white")})
+        games.append(
+            {
+                "black": black,
+                "white": white,
+                "winner": "draw" if winner == "draw" else ("black" if winner == black else "white"),
+            }
+        )
     return games
 
 
@@ -137,8 +137,7 @@ def test_two_players_with_draws_matches_closed_form():
     # F(Δ - d) = p_win and F(-Δ - d) = p_loss exactly at the MLE.
     a_wins, draws, b_wins = 30, 10, 20
     n = a_wins + draws + b_wins
-    fit = elo.fit_elo(_two_player_games(a_wins, draws, b_wins),
-                      first_move_advantage=False, prior_draws=0)
+    fit = elo.fit_elo(_two_player_games(a_wins, draws, b_wins), first_move_advantage=False, prior_draws=0)
 
     def logit10(p):
         return 400 * math.log10(p / (1 - p))
@@ -151,8 +150,7 @@ def test_two_players_with_draws_matches_closed_form():
 
 
 def test_two_players_without_draws_is_bradley_terry():
-    fit = elo.fit_elo(_two_player_games(30, 0, 10),
-                      first_move_advantage=False, prior_draws=0, anchor="B")
+    fit = elo.fit_elo(_two_player_games(30, 0, 10), first_move_advantage=False, prior_draws=0, anchor="B")
     assert fit.ratings["A"] == pytest.approx(400 * math.log10(3), abs=1e-4)
     assert fit.draw_elo == 0.0
     # Fisher information of a binomial logit: n p (1 - p) per unit² of logit.
@@ -161,15 +159,12 @@ def test_two_players_without_draws_is_bradley_terry():
 
 
 def test_gradient_and_hessian_match_finite_differences():
-    games = _sample_games({"a": 0, "b": 150, "c": 300}, games_per_colour=10,
-                          draw=60, advantage=30, seed=5)
+    games = _sample_games({"a": 0, "b": 150, "c": 300}, games_per_colour=10, draw=60, advantage=30, seed=5)
     players = ["a", "b", "c"]
     counts = elo._tally(games)
-    cells = np.array([[players.index(b), players.index(w), *c]
-                      for (b, w), c in counts.items()])
+    cells = np.array([[players.index(b), players.index(w), *c] for (b, w), c in counts.items()])
     pairs = np.array([[0, 1], [0, 2], [1, 2]])
-    prob = elo._build_problem(players, "a", cells, pairs, fit_advantage=True,
-                              prior_draws=0.7)
+    prob = elo._build_problem(players, "a", cells, pairs, fit_advantage=True, prior_draws=0.7)
     theta = np.array([0.4, -0.3, 0.2, 0.5])  # r_b, r_c, adv, d (natural units)
 
     def value(t):
@@ -179,20 +174,20 @@ def test_gradient_and_hessian_match_finite_differences():
         return elo._value_grad_hess(t, prob)[1]
 
     _, g, h = elo._value_grad_hess(theta, prob)
-    np.testing.assert_allclose(g, scipy.optimize.approx_fprime(theta, value, 1e-7),
-                               rtol=1e-4, atol=1e-4)
-    h_num = np.stack([scipy.optimize.approx_fprime(theta, lambda t: grad(t)[k], 1e-7)
-                      for k in range(4)])
+    np.testing.assert_allclose(g, scipy.optimize.approx_fprime(theta, value, 1e-7), rtol=1e-4, atol=1e-4)
+    h_num = np.stack([scipy.optimize.approx_fprime(theta, lambda t: grad(t)[k], 1e-7) for k in range(4)])
     np.testing.assert_allclose(h, h_num, rtol=1e-4, atol=1e-3)
     # Concave: the negated Hessian is positive definite.
     assert np.all(np.linalg.eigvalsh(-h) > 0)
 
 
 def test_disconnected_graph_names_the_components():
-    games = [{"black": "random", "white": "gen1", "winner": "white"},
-             {"black": "gen1", "white": "random", "winner": "black"},
-             {"black": "gen7", "white": "gen8", "winner": "draw"},
-             {"black": "gen8", "white": "gen9", "winner": "black"}]
+    games = [
+        {"black": "random", "white": "gen1", "winner": "white"},
+        {"black": "gen1", "white": "random", "winner": "black"},
+        {"black": "gen7", "white": "gen8", "winner": "draw"},
+        {"black": "gen8", "white": "gen9", "winner": "black"},
+    ]
     with pytest.raises(ValueError, match="disconnected") as info:
         elo.fit_elo(games)
     message = str(info.value)
@@ -202,10 +197,11 @@ def test_disconnected_graph_names_the_components():
 
 
 def test_unbeaten_player_is_finite_with_default_prior():
-    games = _sample_games({"random": 0, "mid": 200, "top": 400},
-                          games_per_colour=20, draw=50, advantage=0, seed=11)
-    games += [{"black": "champ", "white": "top", "winner": "black"},
-              {"black": "top", "white": "champ", "winner": "white"}] * 5
+    games = _sample_games({"random": 0, "mid": 200, "top": 400}, games_per_colour=20, draw=50, advantage=0, seed=11)
+    games += [
+        {"black": "champ", "white": "top", "winner": "black"},
+        {"black": "top", "white": "champ", "winner": "white"},
+    ] * 5
     games += [{"black": "champ", "white": "mid", "winner": "black"}] * 3
     fit = elo.fit_elo(games)
     # Only the one-sided pairings get virtual draws.
@@ -218,16 +214,14 @@ def test_unbeaten_player_is_finite_with_default_prior():
 
 
 def test_no_draws_means_zero_draw_parameter():
-    games = _sample_games({"x": 0, "y": 100}, games_per_colour=50, draw=0,
-                          advantage=0, seed=3)
+    games = _sample_games({"x": 0, "y": 100}, games_per_colour=50, draw=0, advantage=0, seed=3)
     assert not any(g["winner"] == "draw" for g in games)
     fit = elo.fit_elo(games)
     assert fit.draw_elo == 0.0 and fit.draw_elo_ci == (0.0, 0.0)
 
 
 def test_unidentifiable_advantage_is_reported():
-    games = [{"black": "A", "white": "B", "winner": w}
-             for w in ("black", "white", "black")]
+    games = [{"black": "A", "white": "B", "winner": w} for w in ("black", "white", "black")]
     with pytest.raises(ValueError, match="not identifiable"):
         elo.fit_elo(games, prior_draws=0)
     fit = elo.fit_elo(games, first_move_advantage=False, prior_draws=0)
@@ -235,9 +229,11 @@ def test_unidentifiable_advantage_is_reported():
 
 
 def test_anchor_choice():
-    games = [{"black": "zeta", "white": "alpha", "winner": "black"},
-             {"black": "alpha", "white": "zeta", "winner": "draw"},
-             {"black": "alpha", "white": "zeta", "winner": "white"}]
+    games = [
+        {"black": "zeta", "white": "alpha", "winner": "black"},
+        {"black": "alpha", "white": "zeta", "winner": "draw"},
+        {"black": "alpha", "white": "zeta", "winner": "white"},
+    ]
     assert elo.fit_elo(games).anchor == "alpha"
     with pytest.raises(ValueError, match="anchor 'nobody'"):
         elo.fit_elo(games, anchor="nobody")
@@ -251,8 +247,7 @@ def test_anchor_choice():
 @given(seed=st.integers(0, 2**31 - 1), anchor=st.sampled_from(["p0", "p1", "p2", "p3"]))
 def test_anchor_only_shifts_ratings(seed, anchor):
     ratings = {"p0": 0, "p1": 80, "p2": 160, "p3": 240}
-    games = _sample_games(ratings, games_per_colour=4, draw=60, advantage=20,
-                          seed=seed)
+    games = _sample_games(ratings, games_per_colour=4, draw=60, advantage=20, seed=seed)
     base = elo.fit_elo(games, anchor="p0", prior_draws=0.5)
     moved = elo.fit_elo(games, anchor=anchor, prior_draws=0.5)
     assert moved.ratings[anchor] == 0.0
@@ -266,15 +261,39 @@ def test_anchor_only_shifts_ratings(seed, anchor):
 
 def _records():
     return [
-        {"black": "random", "white": "gen1", "winner": "white", "margin": -12.5,
-         "moves": 61, "komi": 7.5, "handicap": 0, "sgf": "games/0.sgf",
-         "resigned": False},
-        {"black": "gen1", "white": "random", "winner": "black", "margin": None,
-         "moves": 40, "komi": 7.5, "handicap": 0, "sgf": "games/1.sgf",
-         "resigned": True},
-        {"black": "gen1", "white": "007", "winner": "draw", "margin": 0.0,
-         "moves": 80, "komi": 7.0, "handicap": 2, "sgf": "games/2.sgf",
-         "resigned": False},
+        {
+            "black": "random",
+            "white": "gen1",
+            "winner": "white",
+            "margin": -12.5,
+            "moves": 61,
+            "komi": 7.5,
+            "handicap": 0,
+            "sgf": "games/0.sgf",
+            "resigned": False,
+        },
+        {
+            "black": "gen1",
+            "white": "random",
+            "winner": "black",
+            "margin": None,
+            "moves": 40,
+            "komi": 7.5,
+            "handicap": 0,
+            "sgf": "games/1.sgf",
+            "resigned": True,
+        },
+        {
+            "black": "gen1",
+            "white": "007",
+            "winner": "draw",
+            "margin": 0.0,
+            "moves": 80,
+            "komi": 7.0,
+            "handicap": 2,
+            "sgf": "games/2.sgf",
+            "resigned": False,
+        },
     ]
 
 
@@ -294,8 +313,7 @@ def test_load_results_round_trips_jsonl_and_csv(tmp_path):
 
 def test_load_results_reports_bad_rows(tmp_path):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"black": "a", "white": "b", "winner": "black"}\n'
-                   '{"black": "a", "white": "b", "winner": "B+R"}\n')
+    bad.write_text('{"black": "a", "white": "b", "winner": "black"}\n{"black": "a", "white": "b", "winner": "B+R"}\n')
     with pytest.raises(ValueError, match=r"bad.jsonl:2: winner"):
         elo.load_results(bad)
     missing = tmp_path / "missing.csv"
@@ -306,17 +324,20 @@ def test_load_results_reports_bad_rows(tmp_path):
 
 def test_format_table_lists_players_strongest_first(synthetic_fit):
     table = elo.format_table(synthetic_fit)
-    rows = [line.split()[1] for line in table.splitlines()
-            if line.strip()[:1].isdigit() and len(line.split()) > 2
-            and line.split()[1] in TRUE]
+    rows = [
+        line.split()[1]
+        for line in table.splitlines()
+        if line.strip()[:1].isdigit() and len(line.split()) > 2 and line.split()[1] in TRUE
+    ]
     assert rows == ["gen4", "gen3", "gen2", "gen1", "random"]
     assert "draw parameter" in table and "black advantage" in table
 
 
 @pytest.fixture()
 def small_results(tmp_path):
-    games = _sample_games({"random": 0, "gen1": 150, "gen2": 300, "gen3": 500},
-                          games_per_colour=15, draw=60, advantage=30, seed=2)
+    games = _sample_games(
+        {"random": 0, "gen1": 150, "gen2": 300, "gen3": 500}, games_per_colour=15, draw=60, advantage=30, seed=2
+    )
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps(g) + "\n" for g in games))
     return path
@@ -337,23 +358,43 @@ def test_cli_prints_table_and_writes_plot(small_results, tmp_path, capsys):
 def test_cli_as_module(small_results, tmp_path):
     plot = tmp_path / "sorted.png"
     result = subprocess.run(
-        [sys.executable, "-m", "saijax.elo", str(small_results), "--anchor", "gen1",
-         "--no-advantage", "--plot", str(plot)],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+        [
+            sys.executable,
+            "-m",
+            "saijax.elo",
+            str(small_results),
+            "--anchor",
+            "gen1",
+            "--no-advantage",
+            "--plot",
+            str(plot),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert "anchor 'gen1' = 0" in result.stdout
     assert "black advantage" not in result.stdout
     assert plot.exists()
     bad = subprocess.run(
         [sys.executable, "-m", "saijax.elo", str(tmp_path / "nope.jsonl")],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert bad.returncode == 1 and "error:" in bad.stderr
 
 
 def test_plot_without_generation_numbers(synthetic_games, tmp_path):
-    renamed = [{"black": g["black"].replace("gen", "net-"),
-                "white": g["white"].replace("gen", "net-"),
-                "winner": g["winner"]} for g in synthetic_games[:600]]
+    renamed = [
+        {"black": g["black"].replace("gen", "net-"), "white": g["white"].replace("gen", "net-"), "winner": g["winner"]}
+        for g in synthetic_games[:600]
+    ]
     for g in renamed:
         for side in ("black", "white"):
             g[side] = {"net-1": "alice", "net-2": "bob"}.get(g[side], g[side])
@@ -366,9 +407,11 @@ def test_plot_without_generation_numbers(synthetic_games, tmp_path):
 def test_default_prior_falls_back_when_the_advantage_runs_off():
     # Ford's condition holds (alpha drew with zeta), but the draw can be put
     # down to black's advantage, letting zeta's rating and adv run off together.
-    games = [{"black": "zeta", "white": "alpha", "winner": "black"},
-             {"black": "alpha", "white": "zeta", "winner": "draw"},
-             {"black": "alpha", "white": "zeta", "winner": "white"}]
+    games = [
+        {"black": "zeta", "white": "alpha", "winner": "black"},
+        {"black": "alpha", "white": "zeta", "winner": "draw"},
+        {"black": "alpha", "white": "zeta", "winner": "white"},
+    ]
     fit = elo.fit_elo(games)
     assert fit.prior_pairs == (("alpha", "zeta"),) and fit.prior_draws == 1.0
     assert fit.ratings["zeta"] > 0
@@ -377,8 +420,7 @@ def test_default_prior_falls_back_when_the_advantage_runs_off():
 
 
 def test_black_winning_everything_has_no_advantage_estimate():
-    games = [{"black": "a", "white": "b", "winner": "black"},
-             {"black": "b", "white": "a", "winner": "black"}] * 3
+    games = [{"black": "a", "white": "b", "winner": "black"}, {"black": "b", "white": "a", "winner": "black"}] * 3
     with pytest.raises(ValueError, match="first-move advantage can grow"):
         elo.fit_elo(games)
     fit = elo.fit_elo(games, first_move_advantage=False)

@@ -31,11 +31,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from sgfmill import boards
-from sgfmill import common
+from sgfmill import boards, common
 
-from saijax import go
-from saijax import gtp_client
+from saijax import go, gtp_client
 
 KOMI = 7.5
 _COLOUR = {1: "b", -1: "w"}
@@ -62,7 +60,7 @@ class _Engine:
         self.step = jax.jit(step)
         self.area = jax.jit(functools.partial(go.area_score, self.rules))
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache  # noqa: B019 (one oracle per module)
     def _init_fn(self, handicap):
         return jax.jit(lambda komi: go.init(self.rules, komi, handicap=handicap))
 
@@ -231,11 +229,16 @@ def test_random_games_match_sgfmill(engine, size):
                 totals["ko"] += len(cls["ko"])
                 totals["superko"] += len(cls["superko"])
                 if ours != cls["legal"]:
-                    mismatches.append(_describe(
-                        rules, state, moves,
-                        f"game {game}: legal sets differ: saijax only "
-                        f"{sorted(go.to_gtp(rules, a) for a in ours - cls['legal'])}, "
-                        f"oracle only {sorted(go.to_gtp(rules, a) for a in cls['legal'] - ours)}"))
+                    mismatches.append(
+                        _describe(
+                            rules,
+                            state,
+                            moves,
+                            f"game {game}: legal sets differ: saijax only "
+                            f"{sorted(go.to_gtp(rules, a) for a in ours - cls['legal'])}, "
+                            f"oracle only {sorted(go.to_gtp(rules, a) for a in cls['legal'] - ours)}",
+                        )
+                    )
                 legal = ours & cls["legal"]  # keep playing moves both accept
                 captures = cls["captures"]
             else:
@@ -259,9 +262,14 @@ def test_random_games_match_sgfmill(engine, size):
                 assert not go.legal_actions(rules, state).any()
                 score = float(eng.area(state))
                 if score != oracle.board.area_score():
-                    mismatches.append(_describe(
-                        rules, state, moves,
-                        f"game {game}: area score {score} vs sgfmill {oracle.board.area_score()}"))
+                    mismatches.append(
+                        _describe(
+                            rules,
+                            state,
+                            moves,
+                            f"game {game}: area score {score} vs sgfmill {oracle.board.area_score()}",
+                        )
+                    )
                 break
 
     elapsed = time.perf_counter() - t0
@@ -314,9 +322,17 @@ def test_gnugo_superko_semantics(gnugo):
     rules = go.GoRules(5)
     gnugo.send("boardsize 5")
     gnugo.send("clear_board")
-    for colour, vertex in [("black", "B4"), ("white", "C4"), ("black", "A3"), ("white", "B3"),
-                           ("black", "B2"), ("white", "D3"), ("black", "E5"), ("white", "C2"),
-                           ("black", "C3")]:
+    for colour, vertex in [
+        ("black", "B4"),
+        ("white", "C4"),
+        ("black", "A3"),
+        ("white", "B3"),
+        ("black", "B2"),
+        ("white", "D3"),
+        ("black", "E5"),
+        ("white", "C2"),
+        ("black", "C3"),
+    ]:
         gnugo.send(f"play {colour} {vertex}")
     assert "B3" not in gnugo.send("all_legal white").split()  # simple ko
     gnugo.send("play white pass")
@@ -371,11 +387,16 @@ def _play_against_gnugo(eng, gnugo, rng, *, games, pass_prob, handicap=0):
             totals["ko"] += len(cls["ko"])
             totals["superko"] += len(cls["superko"])
             if ours != theirs:
-                mismatches.append(_describe(
-                    rules, state, moves,
-                    f"game {game}: legal sets differ: saijax only "
-                    f"{sorted(go.to_gtp(rules, a) for a in ours - theirs)}, GNU Go only "
-                    f"{sorted(go.to_gtp(rules, a) for a in theirs - ours)}"))
+                mismatches.append(
+                    _describe(
+                        rules,
+                        state,
+                        moves,
+                        f"game {game}: legal sets differ: saijax only "
+                        f"{sorted(go.to_gtp(rules, a) for a in ours - theirs)}, GNU Go only "
+                        f"{sorted(go.to_gtp(rules, a) for a in theirs - ours)}",
+                    )
+                )
             assert cls["legal"] == ours, _describe(rules, state, moves, "sgfmill oracle disagrees")
             action = _choose(rng, ours & theirs, cls["captures"], n_pts, pass_prob)
             gnugo.send(f"play {_GTP_COLOUR[colour]} {go.to_gtp(rules, action)}")
@@ -391,8 +412,7 @@ def test_random_games_match_gnugo(engine, gnugo, size):
     games, pass_prob = _GNUGO_CASES[size]
     eng = engine(size)
     t0 = time.perf_counter()
-    totals, mismatches = _play_against_gnugo(eng, gnugo, random.Random(2000 + size),
-                                             games=games, pass_prob=pass_prob)
+    totals, mismatches = _play_against_gnugo(eng, gnugo, random.Random(2000 + size), games=games, pass_prob=pass_prob)
     elapsed = time.perf_counter() - t0
     print(
         f"\n[GNU Go {size}x{size}] {games} games, {totals['moves']} random moves, "
@@ -412,8 +432,7 @@ def test_random_games_match_gnugo(engine, gnugo, size):
 def test_handicap_game_matches_gnugo(engine, gnugo):
     """A 9x9 game from GNU Go's fixed handicap 3, White to move first."""
     eng = engine(9)
-    totals, mismatches = _play_against_gnugo(eng, gnugo, random.Random(3009), games=1,
-                                             pass_prob=0.02, handicap=3)
+    totals, mismatches = _play_against_gnugo(eng, gnugo, random.Random(3009), games=1, pass_prob=0.02, handicap=3)
     print(f"\n[GNU Go 9x9 H3] {totals['moves']} random moves, mismatches: {len(mismatches)}")
     assert not mismatches, "\n\n".join(mismatches[:3])
     assert totals["moves"] > 0

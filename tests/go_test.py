@@ -40,36 +40,46 @@ def test_rules_validation():
 
 
 def test_capture_one_stone():
-    s = position(R5, """
+    s = position(
+        R5,
+        """
         . X . . .
         X O . . .
         . X . . .
         . . . . .
-        . . . . .""")
+        . . . . .""",
+    )
     s = go.play(R5, s, pt(R5, 1, 2))
     assert board(R5, s)[1, 1] == 0
     assert board(R5, s)[1, 2] == 1
 
 
 def test_capture_many_stones():
-    s = position(R5, """
+    s = position(
+        R5,
+        """
         . O O O X
         . X X X .
         . . . . .
         . . . . .
-        . . . . .""")
+        . . . . .""",
+    )
     s = go.play(R5, s, pt(R5, 0, 0))
     assert (board(R5, s)[0, 1:4] == 0).all()
     assert float(go.area_score(R5, s)) == 25.0
 
 
 def test_snapback():
-    s = position(R5, """
+    s = position(
+        R5,
+        """
         . . O . .
         X X O . .
         O O O . .
         . . . . .
-        . . . . .""", to_play=-1)
+        . . . . .""",
+        to_play=-1,
+    )
     s = go.play(R5, s, pt(R5, 0, 0))  # white throws in
     s = go.play(R5, s, pt(R5, 0, 1))  # black captures the one stone
     assert board(R5, s)[0, 0] == 0
@@ -79,22 +89,30 @@ def test_snapback():
 
 
 def test_suicide_single_and_multi():
-    s = position(R5, """
+    s = position(
+        R5,
+        """
         . X . . .
         X . . . .
         . . . . .
         . . . . .
-        . . . . .""", to_play=-1)
+        . . . . .""",
+        to_play=-1,
+    )
     legal = np.asarray(go.legal_actions(R5, s))
     assert not legal[pt(R5, 0, 0)]
     with pytest.raises(ValueError, match="illegal move A5"):
         go.play(R5, s, "A5")
-    s = position(R5, """
+    s = position(
+        R5,
+        """
         O . X . .
         X X . . .
         . . . . .
         . . . . .
-        . . . . .""", to_play=-1)
+        . . . . .""",
+        to_play=-1,
+    )
     assert not bool(go.legal_actions(R5, s)[pt(R5, 0, 1)])  # two-stone suicide
     # Illegal inside jit is a no-op.
     s2 = go.step(R5, s, pt(R5, 0, 1))
@@ -102,20 +120,28 @@ def test_suicide_single_and_multi():
 
 
 def test_connecting_into_the_last_liberty():
-    s = position(R5, """
+    s = position(
+        R5,
+        """
         . O X . .
         O X . . .
         X . . . .
         . . . . .
-        . . . . .""", to_play=-1)
+        . . . . .""",
+        to_play=-1,
+    )
     # Both white stones' only liberty is A5: joining them there is suicide.
     assert not bool(go.legal_actions(R5, s)[pt(R5, 0, 0)])
-    s = position(R5, """
+    s = position(
+        R5,
+        """
         . O . . .
         O X . . .
         X . . . .
         . . . . .
-        . . . . .""", to_play=-1)
+        . . . . .""",
+        to_play=-1,
+    )
     # B5 keeps C5, so A5 touches no empty point yet is legal.
     assert bool(go.legal_actions(R5, s)[pt(R5, 0, 0)])
 
@@ -158,7 +184,9 @@ def test_triple_ko_superko():
     # K1 (rows 0-2, cols 0-3): a white stone in the ko, black captures at (1,2).
     # K2 (rows 0-2, cols 4-7): a black stone in at (1,6), white captures at (1,5).
     # K3 (rows 4-6, cols 0-3): like K1, black captures at (5,2).
-    s = position(R9, """
+    s = position(
+        R9,
+        """
         . X O . . X O . .
         X O . O X . X O .
         . X O . . X O . .
@@ -167,7 +195,8 @@ def test_triple_ko_superko():
         X O . O . . . . .
         . X O . . . . . .
         . . . . . . . . .
-        . . . . . . . . .""")
+        . . . . . . . . .""",
+    )
     start_hash = np.asarray(s.hash)
     moves = [(1, 2), (1, 5), (5, 2), (1, 1), (1, 6)]
     # 1 B takes K1; 2 W takes K2; 3 B takes K3; 4 W retakes K1; 5 B retakes K2.
@@ -193,22 +222,28 @@ def test_empty_board_scores_zero_and_komi_decides():
 
 
 def test_seki_and_dame_count_for_nobody():
-    s = position(R5, """
+    s = position(
+        R5,
+        """
         . X . O .
         . X . O .
         . X . O .
         . X . O .
-        . X . O .""")
+        . X . O .""",
+    )
     assert float(go.area_score(R5, s)) == 0.0
     own = np.asarray(go.ownership(R5, s)).reshape(5, 5)
     assert (own[:, 0] == 1).all() and (own[:, 2] == 0).all() and (own[:, 4] == -1).all()
     # A real seki: two eyeless groups sharing two liberties, neither can approach.
-    s = position(R5, """
+    s = position(
+        R5,
+        """
         X . O X .
         X X O X X
         O O O X .
         . O X X X
-        O O X . X""")
+        O O X . X""",
+    )
     own = np.asarray(go.ownership(R5, s)).reshape(5, 5)
     assert own[0, 1] == 0  # shared liberty of the seki
     assert float(go.area_score(R5, s)) == float(np.sum(own))
@@ -273,12 +308,15 @@ def test_gtp_vertices():
 
 
 def test_features_hand_checked():
-    s = position(R5, """
+    s = position(
+        R5,
+        """
         X O . . .
         . . . . .
         . . . . .
         . . . . .
-        . . . . .""")
+        . . . . .""",
+    )
     f0 = np.asarray(go.features(R5, s))
     assert f0.shape == (5, 5, 17)
     assert f0[0, 0, 0] == 1 and f0[0, 1, 4] == 1  # black to move: own = X
@@ -301,16 +339,19 @@ def test_features_hand_checked():
 
 
 def test_symmetries_map_planes_and_policy_consistently():
-    s = position(R5, """
+    s = position(
+        R5,
+        """
         X . . . .
         . . O . .
         . . . . .
         . . . X .
-        . . . . .""")
+        . . . . .""",
+    )
     planes = go.features(R5, s)
     stones = np.asarray(s.board).astype(np.float32)
     policy = jnp.concatenate([jnp.asarray(stones), jnp.array([7.0])])
-    for k, (pf, polf, inv) in enumerate(go.symmetries(R5)):
+    for pf, polf, inv in go.symmetries(R5):
         tp = np.asarray(pf(planes))
         tpol = np.asarray(polf(policy))
         own = tp[..., 0].reshape(-1) - tp[..., 4].reshape(-1)

@@ -24,18 +24,20 @@ import optax
 import pytest
 
 import saijax
-from saijax import checkpoints
-from saijax import go
-from saijax import gtp
-from saijax import networks
-from saijax import players
-from saijax import training
+from saijax import checkpoints, go, gtp, networks, players, training
 
 N = 5
 VISITS = 4
 ENGINE_ARGV = [
-    sys.executable, "-m", "saijax.gtp", f"--board_size={N}", f"--visits={VISITS}",
-    "--blocks=1", "--filters=8", "--komi=0.5", "--seed=0",
+    sys.executable,
+    "-m",
+    "saijax.gtp",
+    f"--board_size={N}",
+    f"--visits={VISITS}",
+    "--blocks=1",
+    "--filters=8",
+    "--komi=0.5",
+    "--seed=0",
 ]
 # Generous: the first genmove compiles the search, and the test machine may
 # be busy with other processes.
@@ -51,9 +53,7 @@ class PipedEngine:
 
     def __init__(self, argv, cwd=None):
         self._stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, cwd=cwd
-        )
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, cwd=cwd)
         self._lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -182,8 +182,18 @@ def check_kata_line(line: str) -> list[dict]:
 # ---------------------------------------------------------------------------
 # The piped engine.
 
-_WALL = [("b", "C1"), ("w", "D1"), ("b", "C2"), ("w", "D2"), ("b", "C3"), ("w", "D3"),
-         ("b", "C4"), ("w", "D4"), ("b", "C5"), ("w", "D5")]
+_WALL = [
+    ("b", "C1"),
+    ("w", "D1"),
+    ("b", "C2"),
+    ("w", "D2"),
+    ("b", "C3"),
+    ("w", "D3"),
+    ("b", "C4"),
+    ("w", "D4"),
+    ("b", "C5"),
+    ("w", "D5"),
+]
 _WALL_BOARD = (
     "= \n"
     "   A B C D E\n"
@@ -291,11 +301,33 @@ def test_list_commands(piped):
     response = piped.send("list_commands")
     assert response.startswith("= ") and response.endswith("\n\n")
     names = response[2:].split()
-    for name in ["protocol_version", "name", "version", "known_command", "list_commands", "quit",
-                 "boardsize", "clear_board", "komi", "play", "genmove", "undo", "showboard",
-                 "final_score", "fixed_handicap", "set_free_handicap", "place_free_handicap",
-                 "loadsgf", "printsgf", "time_settings", "time_left", "lz-analyze", "kata-analyze",
-                 "lz-genmove_analyze", "lz-setoption"]:
+    for name in [
+        "protocol_version",
+        "name",
+        "version",
+        "known_command",
+        "list_commands",
+        "quit",
+        "boardsize",
+        "clear_board",
+        "komi",
+        "play",
+        "genmove",
+        "undo",
+        "showboard",
+        "final_score",
+        "fixed_handicap",
+        "set_free_handicap",
+        "place_free_handicap",
+        "loadsgf",
+        "printsgf",
+        "time_settings",
+        "time_left",
+        "lz-analyze",
+        "kata-analyze",
+        "lz-genmove_analyze",
+        "lz-setoption",
+    ]:
         assert name in names
         assert piped.send(f"known_command {name}") == "= true\n\n"
 
@@ -443,8 +475,12 @@ def test_setoption_changes_the_agent(engine):
     assert engine.handle("lz-setoption name mu value 0.2") == OK
     assert engine.handle("lz-setoption name threshold value 0.6") == OK
     assert engine.agent.agent == (0.3, 0.2, 0.6)
-    for bad in ["lz-setoption name mu value 0.5", "lz-setoption name lambda value 1.5",
-                "lz-setoption name lambda value -0.1", "lz-setoption name threshold value 2"]:
+    for bad in [
+        "lz-setoption name mu value 0.5",
+        "lz-setoption name lambda value 1.5",
+        "lz-setoption name lambda value -0.1",
+        "lz-setoption name threshold value 2",
+    ]:
         response = engine.handle(bad)
         assert response.startswith("? ") and response.endswith("\n\n"), response
         assert engine.agent.agent == (0.3, 0.2, 0.6)
@@ -555,8 +591,16 @@ def _save_checkpoint(workdir, net, generation=4, seed=1):
         opt_state=optax.adam(1e-3).init(variables["params"]),
     )
     with checkpoints.Checkpointer(workdir) as ckpt:
-        ckpt.save(generation, state=state, rng_key=jax.random.key(0), blocks=net.blocks, filters=net.filters,
-                  value_head=net.value_head, board_size=net.board_size, replay_dir=os.path.join(workdir, "replay"))
+        ckpt.save(
+            generation,
+            state=state,
+            rng_key=jax.random.key(0),
+            blocks=net.blocks,
+            filters=net.filters,
+            value_head=net.value_head,
+            board_size=net.board_size,
+            replay_dir=os.path.join(workdir, "replay"),
+        )
     return variables
 
 
@@ -612,7 +656,9 @@ def test_load_player_errors_name_the_path(tmp_path):
     # From the command line: exit code 2 and the error is stderr's last line.
     result = subprocess.run(
         [sys.executable, "-m", "saijax.gtp", f"--checkpoint={corrupt}"],
-        input=b"name\n", capture_output=True, timeout=120,
+        input=b"name\n",
+        capture_output=True,
+        timeout=120,
     )
     assert result.returncode == 2 and result.stdout == b""
     last = result.stderr.decode().strip().splitlines()[-1]
@@ -676,7 +722,9 @@ def test_sabaki_gtp_controller(tmp_path):
     try:
         install = subprocess.run(
             [npm, "install", "--no-audit", "--no-fund", "--prefix", str(tmp_path), "@sabaki/gtp@3.0.0"],
-            capture_output=True, text=True, timeout=300,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
     except subprocess.TimeoutExpired:
         pytest.skip("npm install @sabaki/gtp timed out (registry unreachable?)")

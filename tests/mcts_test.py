@@ -39,10 +39,16 @@ def _root():
 def _assert_same_tree(ours, theirs):
     for field in ("node_visits", "parents", "action_from_parent", "children_index", "children_visits"):
         np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field), err_msg=field)
-    for field in ("node_values", "raw_values", "children_values", "children_rewards", "children_discounts",
-                  "children_prior_logits", "embeddings"):
-        np.testing.assert_allclose(getattr(ours, field), getattr(theirs, field), rtol=1e-5, atol=1e-6,
-                                   err_msg=field)
+    for field in (
+        "node_values",
+        "raw_values",
+        "children_values",
+        "children_rewards",
+        "children_discounts",
+        "children_prior_logits",
+        "embeddings",
+    ):
+        np.testing.assert_allclose(getattr(ours, field), getattr(theirs, field), rtol=1e-5, atol=1e-6, err_msg=field)
 
 
 def test_gumbel_tree_matches_mctx():
@@ -53,10 +59,14 @@ def test_gumbel_tree_matches_mctx():
         root=root,
         recurrent_fn=_recurrent_fn,
         root_action_selection_fn=functools.partial(
-            mctx.gumbel_muzero_root_action_selection, num_simulations=SIMS, max_num_considered_actions=4,
-            qtransform=qtransform),
+            mctx.gumbel_muzero_root_action_selection,
+            num_simulations=SIMS,
+            max_num_considered_actions=4,
+            qtransform=qtransform,
+        ),
         interior_action_selection_fn=functools.partial(
-            mctx.gumbel_muzero_interior_action_selection, qtransform=qtransform),
+            mctx.gumbel_muzero_interior_action_selection, qtransform=qtransform
+        ),
         num_simulations=SIMS,
         invalid_actions=invalid,
         extra_data=mctx.GumbelMuZeroExtraData(root_gumbel=gumbel),
@@ -93,9 +103,18 @@ def test_puct_tree_matches_mctx(sharp_prior):
 def test_a_game_does_not_depend_on_the_batch():
     root, invalid = _root()
     selection = functools.partial(mctx.muzero_action_selection, pb_c_init=1.25, pb_c_base=19652.0)
-    run = jax.jit(lambda r, k, inv: mcts.search(
-        None, k, root=r, recurrent_fn=_recurrent_fn, root_action_selection_fn=functools.partial(selection, depth=0),
-        interior_action_selection_fn=selection, num_simulations=SIMS, invalid_actions=inv))
+    run = jax.jit(
+        lambda r, k, inv: mcts.search(
+            None,
+            k,
+            root=r,
+            recurrent_fn=_recurrent_fn,
+            root_action_selection_fn=functools.partial(selection, depth=0),
+            interior_action_selection_fn=selection,
+            num_simulations=SIMS,
+            invalid_actions=inv,
+        )
+    )
     keys = jax.random.split(jax.random.PRNGKey(0), B)
     whole = run(root, keys, invalid)
     one = run(jax.tree_util.tree_map(lambda x: x[2:3], root), keys[2:3], invalid[2:3])

@@ -17,8 +17,7 @@ _KEY = jax.random.key(0)
 
 
 def _net(board_size, value_head="sai", blocks=1, filters=8, **kw):
-    return networks.make_network(board_size, blocks=blocks, filters=filters,
-                                 value_head=value_head, **kw)
+    return networks.make_network(board_size, blocks=blocks, filters=filters, value_head=value_head, **kw)
 
 
 def _random_planes(seed, batch, n, c):
@@ -46,8 +45,7 @@ def test_output_shapes(n, value_head):
     assert stats is None
     chex.assert_shape(out.policy_logits, (3, n * n + 1))
     chex.assert_shape([out.alpha, out.beta, out.value], (3,))
-    chex.assert_type([out.policy_logits, out.alpha, out.beta, out.value],
-                     jnp.float32)
+    chex.assert_type([out.policy_logits, out.alpha, out.beta, out.value], jnp.float32)
     chex.assert_tree_all_finite(out)
     assert bool(jnp.all(out.beta > 0))
     if value_head == "sai":
@@ -69,14 +67,17 @@ def test_input_planes():
         networks.input_planes("bogus")
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    (dict(board_size=9, blocks=1, filters=8, value_head="bogus"), "'bogus'"),
-    (dict(board_size=9, blocks=-1, filters=8), "blocks"),
-    (dict(board_size=9, blocks=1, filters=0), "filters"),
-    (dict(board_size=1, blocks=1, filters=8), "board_size"),
-    (dict(board_size=20, blocks=1, filters=8), "board_size"),
-    (dict(board_size=9, blocks=1, filters=8, beta_scale=0.0), "beta_scale"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(board_size=9, blocks=1, filters=8, value_head="bogus"), "'bogus'"),
+        (dict(board_size=9, blocks=-1, filters=8), "blocks"),
+        (dict(board_size=9, blocks=1, filters=0), "filters"),
+        (dict(board_size=1, blocks=1, filters=8), "board_size"),
+        (dict(board_size=20, blocks=1, filters=8), "board_size"),
+        (dict(board_size=9, blocks=1, filters=8, beta_scale=0.0), "beta_scale"),
+    ],
+)
 def test_make_network_validates(kwargs, field):
     board_size = kwargs.pop("board_size")
     with pytest.raises(ValueError, match=field):
@@ -91,15 +92,12 @@ def test_wrong_board_size_input_raises():
 
 
 def test_bfloat16_compute_keeps_float32_outputs():
-    net = networks.SaiNet(board_size=5, blocks=1, filters=8,
-                          dtype=jnp.bfloat16)
+    net = networks.SaiNet(board_size=5, blocks=1, filters=8, dtype=jnp.bfloat16)
     variables = networks.init_network(net, _KEY)
     chex.assert_trees_all_equal_dtypes(
-        variables["params"],
-        jax.tree_util.tree_map(lambda a: a.astype(jnp.float32),
-                               variables["params"]))
-    out, _ = networks.apply_network(net, variables,
-                                    _random_planes(0, 2, 5, 17))
+        variables["params"], jax.tree_util.tree_map(lambda a: a.astype(jnp.float32), variables["params"])
+    )
+    out, _ = networks.apply_network(net, variables, _random_planes(0, 2, 5, 17))
     chex.assert_type([out.policy_logits, out.alpha, out.beta], jnp.float32)
     chex.assert_tree_all_finite(out)
 
@@ -133,10 +131,8 @@ def test_beta_finite_on_huge_input(sai5, scale, train):
 def test_beta_clipped_when_head_saturates(sai5, bias):
     net, variables = sai5
     params = dict(variables["params"])
-    params["beta_out"] = dict(params["beta_out"],
-                              bias=jnp.full((1,), bias, jnp.float32))
-    out, _ = networks.apply_network(net, {**variables, "params": params},
-                                    _random_planes(3, 4, 5, 17))
+    params["beta_out"] = dict(params["beta_out"], bias=jnp.full((1,), bias, jnp.float32))
+    out, _ = networks.apply_network(net, {**variables, "params": params}, _random_planes(3, 4, 5, 17))
     expected = np.exp(np.sign(bias) * 20.0) * net.effective_beta_scale
     np.testing.assert_allclose(out.beta, expected, rtol=1e-5)
     assert bool(jnp.all(out.beta > 0))
@@ -160,8 +156,8 @@ def _transform_planes(x, t):  # [B, N, N, C]
 
 def _transform_policy(p, t, n):  # [B, N*N+1]
     p = np.asarray(p)
-    board = _dihedral(p[:, :n * n].reshape(-1, n, n), t, (1, 2))
-    return np.concatenate([board.reshape(-1, n * n), p[:, n * n:]], axis=1)
+    board = _dihedral(p[:, : n * n].reshape(-1, n, n), t, (1, 2))
+    return np.concatenate([board.reshape(-1, n * n), p[:, n * n :]], axis=1)
 
 
 def test_dihedral_maps_are_a_group_action():
@@ -176,8 +172,7 @@ def test_dihedral_maps_are_a_group_action():
     onehot[0, 1] = 1.0
     for t in range(8):
         moved = _transform_planes(x, t)[0, :, :, 0].reshape(-1)
-        np.testing.assert_array_equal(
-            moved, _transform_policy(onehot, t, n)[0, :n * n])
+        np.testing.assert_array_equal(moved, _transform_policy(onehot, t, n)[0, : n * n])
         assert _transform_policy(onehot, t, n)[0, n * n] == 0
 
 
@@ -201,37 +196,33 @@ def _symmetrise(params, n):
     and the policy dense layer equivariant: W[g p, c, g a] = W[p, c, a], with
     pass fixed.
     """
-    flat = {"/".join(k.key for k in path): np.asarray(leaf) for path, leaf
-            in jax.tree_util.tree_leaves_with_path(params)}
+    flat = {
+        "/".join(k.key for k in path): np.asarray(leaf) for path, leaf in jax.tree_util.tree_leaves_with_path(params)
+    }
     out = {}
     for name, w in flat.items():
         if name.endswith("kernel") and w.ndim == 4:  # conv [kh, kw, in, out]
             w = _group_mean(w, [(0, 1)])
         elif name == "policy_dense/kernel":
             w = w.reshape(n, n, 2, n * n + 1)
-            board = _group_mean(w[..., :n * n].reshape(n, n, 2, n, n),
-                                [(0, 1), (3, 4)])
+            board = _group_mean(w[..., : n * n].reshape(n, n, 2, n, n), [(0, 1), (3, 4)])
             pass_ = _group_mean(w[..., n * n], [(0, 1)])
-            w = np.concatenate(
-                [board.reshape(n, n, 2, n * n), pass_[..., None]], axis=-1)
+            w = np.concatenate([board.reshape(n, n, 2, n * n), pass_[..., None]], axis=-1)
             w = w.reshape(2 * n * n, n * n + 1)
         elif name == "policy_dense/bias":
-            board = _group_mean(w[:n * n].reshape(n, n), [(0, 1)])
-            w = np.concatenate([board.reshape(-1), w[n * n:]])
+            board = _group_mean(w[: n * n].reshape(n, n), [(0, 1)])
+            w = np.concatenate([board.reshape(-1), w[n * n :]])
         elif name.endswith("_hidden/kernel"):  # value sub-heads' first layer
             units = w.shape[-1]
             w = _group_mean(w.reshape(n, n, 2, units), [(0, 1)])
             w = w.reshape(2 * n * n, units)
         out[name] = w
-    return jax.tree_util.tree_map_with_path(
-        lambda path, _: out["/".join(k.key for k in path)], params)
+    return jax.tree_util.tree_map_with_path(lambda path, _: out["/".join(k.key for k in path)], params)
 
 
 def _perturb(tree, seed, scale):
     rng = np.random.default_rng(seed)
-    return jax.tree_util.tree_map(
-        lambda leaf: leaf + scale * rng.standard_normal(leaf.shape,
-                                                        np.float32), tree)
+    return jax.tree_util.tree_map(lambda leaf: leaf + scale * rng.standard_normal(leaf.shape, np.float32), tree)
 
 
 @pytest.mark.parametrize("value_head", ["sai", "score"])
@@ -243,28 +234,22 @@ def test_symmetric_weights_give_equivariant_net(n, value_head):
     # trivially symmetric.
     params = _perturb(variables["params"], 4, 0.3)
     stats = _perturb(variables["batch_stats"], 5, 0.3)
-    stats = jax.tree_util.tree_map_with_path(
-        lambda path, s: np.abs(s) + 0.5 if path[-1].key == "var" else s,
-        stats)
+    stats = jax.tree_util.tree_map_with_path(lambda path, s: np.abs(s) + 0.5 if path[-1].key == "var" else s, stats)
     x = _random_planes(6, 3, n, networks.input_planes(value_head))
     # All 8 transforms in one batch: [8 * B, N, N, C].
     xs = np.concatenate([_transform_planes(x, t) for t in range(8)])
 
     def max_violation(p, train):
         """Largest deviation from equivariance, relative to output size."""
-        out, _ = networks.apply_network(
-            net, {"params": p, "batch_stats": stats}, xs, train=train)
+        out, _ = networks.apply_network(net, {"params": p, "batch_stats": stats}, xs, train=train)
         # Batch-statistics mode normalises over the whole batch, which is
         # closed under the group, so it is equivariant too.
-        out = jax.tree_util.tree_map(
-            lambda a: np.asarray(a).reshape(8, -1, *a.shape[1:]), out)
+        out = jax.tree_util.tree_map(lambda a: np.asarray(a).reshape(8, -1, *a.shape[1:]), out)
         base = jax.tree_util.tree_map(lambda a: a[0], out)
         worst = 0.0
         for t in range(8):
-            expected = base.replace(policy_logits=_transform_policy(
-                base.policy_logits, t, n))
-            for got, want in zip(jax.tree_util.tree_leaves(out),
-                                 jax.tree_util.tree_leaves(expected)):
+            expected = base.replace(policy_logits=_transform_policy(base.policy_logits, t, n))
+            for got, want in zip(jax.tree_util.tree_leaves(out), jax.tree_util.tree_leaves(expected)):
                 err = np.abs(got[t] - want) / (1.0 + np.abs(want))
                 worst = max(worst, float(np.max(err)))
         return worst
@@ -272,14 +257,12 @@ def test_symmetric_weights_give_equivariant_net(n, value_head):
     sym = _symmetrise(params, n)
     violations = {train: max_violation(sym, train) for train in (False, True)}
     unsymmetrised = max_violation(params, False)
-    print(f"\nN={n} {value_head}: violation {violations} symmetrised, "
-          f"{unsymmetrised:.3g} not")
+    print(f"\nN={n} {value_head}: violation {violations} symmetrised, {unsymmetrised:.3g} not")
     assert max(violations.values()) < 1e-4
     # Without symmetrisation the check must fail, or it tests nothing.
     assert unsymmetrised > 1e-2
     # And the input must matter: transformed positions get other policies.
-    out, _ = networks.apply_network(
-        net, {"params": sym, "batch_stats": stats}, xs)
+    out, _ = networks.apply_network(net, {"params": sym, "batch_stats": stats}, xs)
     logits = np.asarray(out.policy_logits).reshape(8, -1, n * n + 1)
     assert np.max(np.abs(logits[1:] - logits[:1])) > 1e-2
 
@@ -311,8 +294,7 @@ def test_batch_norm_train_and_eval_modes(sai5):
     net, variables = sai5
     x = _random_planes(9, 8, 5, 17) * 3.0 + 1.0
     eval_out, none = networks.apply_network(net, variables, x, train=False)
-    train_out, new_stats = networks.apply_network(net, variables, x,
-                                                  train=True)
+    train_out, new_stats = networks.apply_network(net, variables, x, train=True)
     assert none is None
     assert not np.allclose(eval_out.policy_logits, train_out.policy_logits)
     old = variables["batch_stats"]
@@ -347,8 +329,7 @@ def test_param_count(value_head):
     net = _net(n, value_head, blocks=blocks, filters=filters)
     params = networks.init_network(net, _KEY)["params"]
     c = networks.input_planes(value_head)
-    assert networks.param_count(params) == _expected_param_count(
-        n, c, blocks, filters, value_head)
+    assert networks.param_count(params) == _expected_param_count(n, c, blocks, filters, value_head)
 
 
 def test_param_count_9x9_6x64():
@@ -385,14 +366,19 @@ def _synthetic_batch(key, batch):
     rank = jnp.argsort(jax.random.uniform(k_perm, (batch, _N * _N)), axis=1)
     rank = jnp.argsort(rank, axis=1)  # a random permutation of the points
     own = (rank < n_own[:, None]).astype(jnp.float32)
-    opp = ((rank >= n_own[:, None]) & (rank < (n_own + n_opp)[:, None])
-           ).astype(jnp.float32)
+    opp = ((rank >= n_own[:, None]) & (rank < (n_own + n_opp)[:, None])).astype(jnp.float32)
     own = own.reshape(batch, _N, _N, 1)
     opp = opp.reshape(batch, _N, _N, 1)
     x = jnp.concatenate(
-        [jnp.repeat(own, 4, -1), jnp.repeat(opp, 4, -1),
-         jnp.repeat(own + opp, 4, -1), jnp.zeros((batch, _N, _N, 4)),
-         jnp.ones((batch, _N, _N, 1))], axis=-1)
+        [
+            jnp.repeat(own, 4, -1),
+            jnp.repeat(opp, 4, -1),
+            jnp.repeat(own + opp, 4, -1),
+            jnp.zeros((batch, _N, _N, 4)),
+            jnp.ones((batch, _N, _N, 1)),
+        ],
+        axis=-1,
+    )
     return x, m, signed_komi.astype(jnp.float32), z
 
 
@@ -403,9 +389,7 @@ def test_supervised_alpha_learns_planted_margin():
     opt_state = optimizer.init(variables["params"])
 
     def loss_fn(params, batch_stats, x, signed_komi, z):
-        out, new_stats = networks.apply_network(
-            net, {"params": params, "batch_stats": batch_stats}, x,
-            train=True)
+        out, new_stats = networks.apply_network(net, {"params": params, "batch_stats": batch_stats}, x, train=True)
         tau = jax.nn.sigmoid(out.beta * (out.alpha + signed_komi))
         return jnp.mean((tau - z) ** 2), new_stats
 
@@ -413,7 +397,8 @@ def test_supervised_alpha_learns_planted_margin():
     def train_step(variables, opt_state, key):
         x, _, signed_komi, z = _synthetic_batch(key, 128)
         (loss, new_stats), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-            variables["params"], variables["batch_stats"], x, signed_komi, z)
+            variables["params"], variables["batch_stats"], x, signed_komi, z
+        )
         updates, opt_state = optimizer.update(grads, opt_state)
         params = optax.apply_updates(variables["params"], updates)
         return {"params": params, "batch_stats": new_stats}, opt_state, loss
@@ -424,15 +409,13 @@ def test_supervised_alpha_learns_planted_margin():
 
     train_key = jax.random.key(12)
     for step in range(400):
-        variables, opt_state, loss = train_step(
-            variables, opt_state, jax.random.fold_in(train_key, step))
+        variables, opt_state, loss = train_step(variables, opt_state, jax.random.fold_in(train_key, step))
     assert np.isfinite(float(loss))
 
     out = evaluate(variables)
     alpha, beta, m_test = map(np.asarray, (out.alpha, out.beta, m_test))
     mae = float(np.mean(np.abs(alpha - m_test)))
-    print(f"\nfinal loss {float(loss):.4f}; mean beta {beta_before:.3f} -> "
-          f"{beta.mean():.3f}; alpha MAE {mae:.3f}")
+    print(f"\nfinal loss {float(loss):.4f}; mean beta {beta_before:.3f} -> {beta.mean():.3f}; alpha MAE {mae:.3f}")
     print("planted m | mean alpha | mean beta")
     for m in _MARGINS:
         sel = m_test == m

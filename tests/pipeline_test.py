@@ -22,23 +22,39 @@ import jax
 import numpy as np
 import pytest
 
-from saijax import checkpoints
+from saijax import checkpoints, pipeline, replay, sgf, training
 from saijax import config as config_lib
-from saijax import pipeline
-from saijax import replay
-from saijax import sgf
-from saijax import training
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = os.path.join(REPO, "configs", "tiny.py")
 METRIC_KEYS = {
-    "generation", "games", "complete_games", "branch_games", "moves", "rows",
-    "black_winrate", "white_winrate", "draws", "resignations",
-    "no_resign_games", "false_resignations", "false_resignation_rate",
-    "avg_game_length", "avg_komi", "komi_histogram", "alpha_empty",
-    "beta_empty", "selfplay_seconds", "train_total_loss", "train_policy_loss",
-    "train_value_loss", "window_rows", "train_seconds", "network",
-    "simulations", "seconds",
+    "generation",
+    "games",
+    "complete_games",
+    "branch_games",
+    "moves",
+    "rows",
+    "black_winrate",
+    "white_winrate",
+    "draws",
+    "resignations",
+    "no_resign_games",
+    "false_resignations",
+    "false_resignation_rate",
+    "avg_game_length",
+    "avg_komi",
+    "komi_histogram",
+    "alpha_empty",
+    "beta_empty",
+    "selfplay_seconds",
+    "train_total_loss",
+    "train_policy_loss",
+    "train_value_loss",
+    "window_rows",
+    "train_seconds",
+    "network",
+    "simulations",
+    "seconds",
 }
 
 
@@ -212,12 +228,26 @@ def test_kill_between_checkpoint_and_metrics_keeps_every_metrics_line(first_run,
 
 
 def _train_command(workdir, *overrides):
-    return [sys.executable, "-m", "saijax.train", f"--config={TINY}", f"--workdir={workdir}", "--noprogress", *overrides]
+    return [
+        sys.executable,
+        "-m",
+        "saijax.train",
+        f"--config={TINY}",
+        f"--workdir={workdir}",
+        "--noprogress",
+        *overrides,
+    ]
 
 
 def _run(command, **kwargs):
     return subprocess.run(
-        command, cwd=REPO, env=dict(os.environ, JAX_PLATFORMS="cpu"), capture_output=True, text=True, timeout=600, **kwargs
+        command,
+        cwd=REPO,
+        env=dict(os.environ, JAX_PLATFORMS="cpu"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        **kwargs,
     )
 
 

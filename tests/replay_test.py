@@ -37,8 +37,7 @@ def _random_rows(rng, count, *, generation=0, first_game=0, valid=None):
 
 def _assert_rows_equal(a, b):
     for name in a.__dataclass_fields__:
-        np.testing.assert_array_equal(np.asarray(getattr(a, name)),
-                                      np.asarray(getattr(b, name)), name)
+        np.testing.assert_array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name)), name)
 
 
 # ---------------------------------------------------------------------------
@@ -59,19 +58,15 @@ def test_pack_unpack_round_trip_on_real_positions():
     to_play = jnp.stack(to_play)
     packed = replay.pack_planes(feats)
     assert packed.dtype == jnp.uint8 and packed.shape == (9, N, N, 2)
-    np.testing.assert_array_equal(
-        replay.unpack_planes(packed, N, False), feats)
-    with_colour = jax.jit(replay.unpack_planes, static_argnums=(1, 2))(
-        packed, N, True, to_play)
+    np.testing.assert_array_equal(replay.unpack_planes(packed, N, False), feats)
+    with_colour = jax.jit(replay.unpack_planes, static_argnums=(1, 2))(packed, N, True, to_play)
     assert with_colour.shape == (9, N, N, 18)
     np.testing.assert_array_equal(with_colour[..., :17], feats)
     black = np.asarray(to_play) == 1
     np.testing.assert_array_equal(with_colour[black, ..., 17], 1.0)
     np.testing.assert_array_equal(with_colour[~black, ..., 17], 0.0)
-    np.testing.assert_array_equal(
-        replay.network_input(feats, to_play, 'winrate'), with_colour)
-    np.testing.assert_array_equal(
-        replay.network_input(feats, to_play, 'sai'), feats)
+    np.testing.assert_array_equal(replay.network_input(feats, to_play, "winrate"), with_colour)
+    np.testing.assert_array_equal(replay.network_input(feats, to_play, "sai"), feats)
 
 
 def test_pack_unpack_round_trip_random():
@@ -79,12 +74,11 @@ def test_pack_unpack_round_trip_random():
     planes = (rng.random((3, 4, N, N, 17)) < 0.5).astype(np.float32)
     planes[..., 16] = 1.0
     packed = replay.pack_planes(planes)
-    np.testing.assert_array_equal(replay.unpack_planes(packed, N, False),
-                                  planes)
+    np.testing.assert_array_equal(replay.unpack_planes(packed, N, False), planes)
 
 
 def test_unpack_checks_shape():
-    with pytest.raises(ValueError, match='packed planes'):
+    with pytest.raises(ValueError, match="packed planes"):
         replay.unpack_planes(jnp.zeros((2, N, N, 3), jnp.uint8), N, False)
 
 
@@ -94,44 +88,40 @@ def test_unpack_checks_shape():
 
 def test_write_and_load_window(tmp_path):
     rng = np.random.default_rng(1)
-    buffer = replay.ReplayBuffer(tmp_path / 'replay', N)
+    buffer = replay.ReplayBuffer(tmp_path / "replay", N)
     written = {}
     for g in range(4):
         valid = rng.random(40) < 0.8
-        rows = _random_rows(rng, 40, generation=g, first_game=100 * g,
-                            valid=valid)
+        rows = _random_rows(rng, 40, generation=g, first_game=100 * g, valid=valid)
         assert buffer.write_generation(g, rows) == valid.sum()
         written[g] = jax.tree_util.tree_map(lambda x, v=valid: x[v], rows)
     assert buffer.available_generations() == [0, 1, 2, 3]
-    assert os.path.exists(tmp_path / 'replay' / 'gen_000002.npz')
-    assert not [f for f in os.listdir(tmp_path / 'replay')
-                if not f.startswith('gen_')]
+    assert os.path.exists(tmp_path / "replay" / "gen_000002.npz")
+    assert not [f for f in os.listdir(tmp_path / "replay") if not f.startswith("gen_")]
 
     # A fresh buffer (a restarted run) rebuilds exactly the kept rows.
-    again = replay.ReplayBuffer(tmp_path / 'replay', N)
+    again = replay.ReplayBuffer(tmp_path / "replay", N)
     for g in range(4):
         _assert_rows_equal(again.read_generation(g), written[g])
     rows = again.load_window(last_generation=3, window=2)
     assert again.window_generations == [2, 3]
-    _assert_rows_equal(rows, replay.concatenate_rows([written[2],
-                                                      written[3]]))
+    _assert_rows_equal(rows, replay.concatenate_rows([written[2], written[3]]))
     assert again.num_rows == len(written[2].z) + len(written[3].z)
     # Older windows and windows longer than the history.
     again.load_window(last_generation=1, window=5)
     assert again.window_generations == [0, 1]
     # A missing generation is skipped and an older one takes its place.
-    os.remove(tmp_path / 'replay' / 'gen_000002.npz')
+    os.remove(tmp_path / "replay" / "gen_000002.npz")
     again.load_window(last_generation=3, window=2)
     assert again.window_generations == [1, 3]
-    with pytest.raises(ValueError, match='no replay files'):
+    with pytest.raises(ValueError, match="no replay files"):
         again.load_window(last_generation=-1, window=2)
 
 
 def test_write_accepts_scan_shaped_rows(tmp_path):
     rng = np.random.default_rng(2)
     rows = _random_rows(rng, 24)
-    shaped = jax.tree_util.tree_map(
-        lambda x: jnp.asarray(x).reshape((6, 4) + x.shape[1:]), rows)
+    shaped = jax.tree_util.tree_map(lambda x: jnp.asarray(x).reshape((6, 4) + x.shape[1:]), rows)
     buffer = replay.ReplayBuffer(tmp_path, N)
     assert buffer.write_generation(7, shaped) == 24
     _assert_rows_equal(buffer.read_generation(7), rows)
@@ -144,28 +134,28 @@ def test_corrupt_file_names_it(tmp_path):
     buffer.write_generation(1, _random_rows(rng, 30))
     path = buffer.path(1)
     size = os.path.getsize(path)
-    with open(path, 'r+b') as f:
+    with open(path, "r+b") as f:
         f.truncate(size // 2)
     with pytest.raises(ValueError) as info:
         buffer.load_window(1, 2)
-    assert path in str(info.value) and 'corrupt' in str(info.value)
+    assert path in str(info.value) and "corrupt" in str(info.value)
 
-    with open(path, 'wb') as f:
-        f.write(b'not an npz file at all')
-    with pytest.raises(ValueError, match='gen_000001.npz'):
+    with open(path, "wb") as f:
+        f.write(b"not an npz file at all")
+    with pytest.raises(ValueError, match="gen_000001.npz"):
         buffer.read_generation(1)
 
 
 def test_other_board_size_is_rejected(tmp_path):
     rng = np.random.default_rng(4)
     replay.ReplayBuffer(tmp_path, N).write_generation(0, _random_rows(rng, 5))
-    with pytest.raises(ValueError, match='board size'):
+    with pytest.raises(ValueError, match="board size"):
         replay.ReplayBuffer(tmp_path, 7).read_generation(0)
 
 
 def test_stale_temporary_files_are_removed(tmp_path):
-    stale = tmp_path / '.tmp_gen_000003.abc.npz'
-    stale.write_bytes(b'half written')
+    stale = tmp_path / ".tmp_gen_000003.abc.npz"
+    stale.write_bytes(b"half written")
     buffer = replay.ReplayBuffer(tmp_path, N)
     assert not stale.exists()
     assert buffer.available_generations() == []
@@ -182,14 +172,11 @@ def test_symmetry_matches_go_transforms():
     rows = _random_rows(rng, 8)
     planes = replay.unpack_planes(jnp.asarray(rows.planes), N, False)
     symmetry = jnp.arange(8)
-    packed, policy = replay._apply_symmetry(
-        jnp.asarray(rows.planes), jnp.asarray(rows.policy), symmetry, N)
+    packed, policy = replay._apply_symmetry(jnp.asarray(rows.planes), jnp.asarray(rows.policy), symmetry, N)
     out = replay.unpack_planes(packed, N, False)
     for k in range(8):
-        np.testing.assert_array_equal(out[k],
-                                      go.transform_planes(planes[k], k))
-        np.testing.assert_array_equal(
-            policy[k], go.transform_policy(rules, rows.policy[k], k))
+        np.testing.assert_array_equal(out[k], go.transform_planes(planes[k], k))
+        np.testing.assert_array_equal(policy[k], go.transform_policy(rules, rows.policy[k], k))
 
 
 def test_sample_keeps_planes_and_policy_consistent(tmp_path):
@@ -209,30 +196,28 @@ def test_sample_keeps_planes_and_policy_consistent(tmp_path):
     policy = np.zeros((count, A), np.float32)
     policy[np.arange(count), points] = 0.75
     policy[:, N * N] = 0.25
-    rows = rows.replace(planes=np.asarray(replay.pack_planes(planes)),
-                        policy=policy)
+    rows = rows.replace(planes=np.asarray(replay.pack_planes(planes)), policy=policy)
     buffer = replay.ReplayBuffer(tmp_path, N)
     buffer.write_generation(0, rows)
     buffer.load_window(0, 1)
     # The permutation table must be buildable inside the sampler's trace.
     replay._symmetry_permutations.cache_clear()
     batch = buffer.sample(jax.random.key(0), 256)
-    assert batch['planes'].shape == (256, N, N, 17)
-    assert batch['policy'].shape == (256, A)
-    for name in ('signed_komi', 'z', 'margin'):
+    assert batch["planes"].shape == (256, N, N, 17)
+    assert batch["policy"].shape == (256, A)
+    for name in ("signed_komi", "z", "margin"):
         assert batch[name].shape == (256,)
-    stone = np.asarray(batch['planes'][..., 0]).reshape(256, N * N)
+    stone = np.asarray(batch["planes"][..., 0]).reshape(256, N * N)
     np.testing.assert_array_equal(stone.sum(axis=1), 1.0)
-    np.testing.assert_array_equal(np.argmax(stone, axis=1),
-                                  np.argmax(batch['policy'][:, :N * N], 1))
-    np.testing.assert_array_equal(batch['policy'][:, N * N], 0.25)
-    np.testing.assert_array_equal(batch['planes'][..., 16], 1.0)
+    np.testing.assert_array_equal(np.argmax(stone, axis=1), np.argmax(batch["policy"][:, : N * N], 1))
+    np.testing.assert_array_equal(batch["policy"][:, N * N], 0.25)
+    np.testing.assert_array_equal(batch["planes"][..., 16], 1.0)
     # The (0, 1) marker visits all 8 of its images: every symmetry occurs.
-    marker = np.asarray(batch['planes'][..., 5]).reshape(256, N * N)
+    marker = np.asarray(batch["planes"][..., 5]).reshape(256, N * N)
     assert len(set(np.argmax(marker, axis=1))) == 8
 
     with_colour = buffer.sample(jax.random.key(1), 64, with_colour=True)
-    assert with_colour['planes'].shape == (64, N, N, 18)
+    assert with_colour["planes"].shape == (64, N, N, 18)
 
 
 def test_sample_is_uniform_and_does_not_retrace(tmp_path):
@@ -240,16 +225,14 @@ def test_sample_is_uniform_and_does_not_retrace(tmp_path):
     buffer = replay.ReplayBuffer(tmp_path, N)
     for g in range(3):
         rows = _random_rows(rng, 50 + 10 * g, generation=g)
-        rows = rows.replace(margin=np.full((50 + 10 * g,), float(g),
-                                           np.float32))
+        rows = rows.replace(margin=np.full((50 + 10 * g,), float(g), np.float32))
         buffer.write_generation(g, rows)
     buffer.load_window(2, 3)
     sizes = []
     counts = np.zeros(3)
     for i in range(20):
         batch = buffer.sample(jax.random.key(i), 128)
-        counts += np.bincount(np.asarray(batch['margin']).astype(int),
-                              minlength=3)
+        counts += np.bincount(np.asarray(batch["margin"]).astype(int), minlength=3)
     sizes.append(replay._sample._cache_size())
     expected = np.array([50, 60, 70]) / 180 * counts.sum()
     assert np.all(np.abs(counts - expected) < 5 * np.sqrt(expected))

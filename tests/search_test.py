@@ -1,17 +1,12 @@
 """Search tests with an oracle evaluator and a tiny network."""
 
-import dataclasses
-
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import go
-from saijax import networks
-from saijax import search
-from saijax import sigmoid
+from saijax import go, networks, search, sigmoid
 
 R5 = go.GoRules(5)
 R7 = go.GoRules(7)
@@ -67,14 +62,18 @@ def pt(rules, r, c):
 
 
 def test_captures_large_group_in_atari():
-    s = position(R7, """
+    s = position(
+        R7,
+        """
         . . . . . . .
         . . . . . . .
         . X X X X X .
         X O O O O O .
         . X X X X X .
         . . . . . . .
-        . . . . . . .""", komi=7.5)
+        . . . . . . .""",
+        komi=7.5,
+    )
     for cfg in (WIDE, DEEP):
         out = search_fn(R7, **cfg)(None, jax.random.PRNGKey(0), batch(s))
         assert int(out.action[0]) == pt(R7, 3, 6), cfg["algorithm"]
@@ -117,20 +116,27 @@ def test_pass_wins_a_finished_game():
 
 
 def test_never_suicide_or_superko():
-    ko = position(R5, """
+    ko = position(
+        R5,
+        """
         . X O . .
         X O . O .
         . X O . .
         . . . . .
-        . . . . .""")
+        . . . . .""",
+    )
     s = go.play(R5, ko, pt(R5, 1, 2))  # Black takes; White's retake is banned
     banned = pt(R5, 1, 1)
-    suicide = position(R5, """
+    suicide = position(
+        R5,
+        """
         . X . . .
         X . . . .
         . . . . .
         . . . . .
-        . . . . .""", to_play=-1)
+        . . . . .""",
+        to_play=-1,
+    )
     states = batch(*([s] * 4 + [suicide] * 4))
     for cfg in (WIDE, DEEP):
         fn = search_fn(R5, **cfg)
@@ -282,6 +288,4 @@ def test_baseline_heads_plug_in():
         if head == "winrate":
             x = search.network_inputs(R5, states, head)
             raw = net.apply(variables, x, train=False)
-            np.testing.assert_allclose(
-                np.asarray(out.root_winrate), (np.asarray(raw.value) + 1) / 2, atol=1e-5
-            )
+            np.testing.assert_allclose(np.asarray(out.root_winrate), (np.asarray(raw.value) + 1) / 2, atol=1e-5)

@@ -21,10 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import go
-from saijax import replay
-from saijax import search
-from saijax import selfplay
+from saijax import go, replay, search, selfplay
 
 RULES = go.GoRules(5, max_moves=16)
 BATCH = 8  # divisible by the 8 fake devices of the sharding test
@@ -252,7 +249,13 @@ def replayed(played):
             for i in np.flatnonzero(rec.finished[t]):
                 finals[int(rec.game_id[t, i])] = (int(state.move_count[i]), float(scores[i]))
     current = {g for g in slot_game if g not in finals}
-    return {"queued": queued, "branch_starts": branch_starts, "finals": finals, "resigners": resigners, "current": current}
+    return {
+        "queued": queued,
+        "branch_starts": branch_starts,
+        "finals": finals,
+        "resigners": resigners,
+        "current": current,
+    }
 
 
 def test_chunk_compiles_once(played, chunk):

@@ -5,8 +5,7 @@ import os
 import jax
 import numpy as np
 import pytest
-from sgfmill import sgf
-from sgfmill import sgf_moves
+from sgfmill import sgf, sgf_moves
 
 from saijax import go
 from saijax import sgf as sgf_io
@@ -59,7 +58,9 @@ def even_game():
         size=7,
         komi=7.5,
         moves=moves,
-        result=sgf_io.game_result_string(int(go.outcome(RULES_7, states[-1])), float(go.area_score(RULES_7, states[-1]) - 7.5)),
+        result=sgf_io.game_result_string(
+            int(go.outcome(RULES_7, states[-1])), float(go.area_score(RULES_7, states[-1]) - 7.5)
+        ),
         black_name="saijax gen 3",
         white_name="saijax gen 2 (λ=0.5)",
         comments=_comments(moves, seed=2),
@@ -225,7 +226,10 @@ def test_write_overwrites_atomically(tmp_path, even_game):
             b"(;FF[4]GM[1]SZ[7]AB[ba][ab][bc]AW[bb][ca][cc][db];B[cb];W[bb])",
             r"move 2 \(W B6\) is illegal: .*positional superko",
         ),
-        (b"(;FF[4]GM[1]SZ[7];B[aa];W[];B[];W[bb])", r"move 4 \(W B6\) is illegal: .*ended after two consecutive passes"),
+        (
+            b"(;FF[4]GM[1]SZ[7];B[aa];W[];B[];W[bb])",
+            r"move 4 \(W B6\) is illegal: .*ended after two consecutive passes",
+        ),
         (b"(;FF[4]GM[1]SZ[7];B[aa];B[bb])", r"move 2 \(B B6\) is out of turn"),
         (b"(;FF[4]GM[1]SZ[7]AB[ab][ba]AW[aa])", r"stones without liberties"),
         (b"(;FF[4]GM[1]SZ[7];B[aa];AB[cc];W[bb])", r"setup stones .* after the root node"),
@@ -280,7 +284,15 @@ def test_move_comment_round_trip():
     )
     assert text == "alpha=3.21 beta=0.124 winrate=0.6123 visits=64 lambda=0.5 mu=0 agent=sai"
     parsed = sgf_io.parse_move_comment(text)
-    assert parsed == {"alpha": 3.21, "beta": 0.124, "winrate": 0.6123, "visits": 64, "lambda": 0.5, "mu": 0, "agent": "sai"}
+    assert parsed == {
+        "alpha": 3.21,
+        "beta": 0.124,
+        "winrate": 0.6123,
+        "visits": 64,
+        "lambda": 0.5,
+        "mu": 0,
+        "agent": "sai",
+    }
     assert list(parsed) == ["alpha", "beta", "winrate", "visits", "lambda", "mu", "agent"]
     assert isinstance(parsed["visits"], int) and isinstance(parsed["alpha"], float)
     # numpy scalars format like Python numbers; free text around pairs is ignored.

@@ -19,11 +19,22 @@ BATCH = 32
 
 
 def _training_config(**overrides):
-    c = ml_collections.ConfigDict(dict(
-        steps_per_generation=10, batch_size=BATCH, optimizer='adam',
-        learning_rate=3e-3, lr_schedule='constant', lr_boundaries=[],
-        lr_values=[], momentum=0.9, nesterov=True, l2=1e-4,
-        value_weight=2.8, score_weight=20.0))
+    c = ml_collections.ConfigDict(
+        dict(
+            steps_per_generation=10,
+            batch_size=BATCH,
+            optimizer="adam",
+            learning_rate=3e-3,
+            lr_schedule="constant",
+            lr_boundaries=[],
+            lr_values=[],
+            momentum=0.9,
+            nesterov=True,
+            l2=1e-4,
+            value_weight=2.8,
+            score_weight=20.0,
+        )
+    )
     c.update(overrides)
     return c
 
@@ -36,25 +47,23 @@ def _batch(value_head, seed=0, batch=BATCH):
     policy = np.zeros((batch, A), np.float32)
     policy[np.arange(batch), rng.integers(0, A, batch)] = 1.0
     return {
-        'planes': planes,
-        'policy': policy,
-        'signed_komi': rng.choice([-7.5, 0.5, 7.5], batch).astype(np.float32),
-        'z': rng.choice([0.0, 1.0], batch).astype(np.float32),
-        'margin': rng.normal(0, 8, batch).astype(np.float32),
+        "planes": planes,
+        "policy": policy,
+        "signed_komi": rng.choice([-7.5, 0.5, 7.5], batch).astype(np.float32),
+        "z": rng.choice([0.0, 1.0], batch).astype(np.float32),
+        "margin": rng.normal(0, 8, batch).astype(np.float32),
     }
 
 
 _STEPS = {}
 
 
-def _setup(value_head, optimizer='adam', seed=0):
+def _setup(value_head, optimizer="adam", seed=0):
     """(net, fresh state, train step); compiled steps are shared per head and
     optimizer, since compiling dominates these tests on CPU."""
     if (value_head, optimizer) not in _STEPS:
-        config = (_training_config() if optimizer == 'adam' else
-                  _training_config(optimizer='sgd', learning_rate=0.05))
-        net = networks.make_network(N, blocks=1, filters=8,
-                                    value_head=value_head)
+        config = _training_config() if optimizer == "adam" else _training_config(optimizer="sgd", learning_rate=0.05)
+        net = networks.make_network(N, blocks=1, filters=8, value_head=value_head)
         tx = training.make_optimizer(config)
         step = training.make_train_step(net, N, config, optimizer=tx)
         _STEPS[value_head, optimizer] = (net, tx, step)
@@ -63,27 +72,25 @@ def _setup(value_head, optimizer='adam', seed=0):
     return net, state, step
 
 
-@pytest.fixture(scope='module', autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def eight_device_run(tmp_path_factory):
     """Starts the 8-fake-device run in a subprocess at once, so it overlaps
     the other tests; `test_eight_fake_devices_agree_with_one` collects it."""
-    path = str(tmp_path_factory.mktemp('eight') / 'eight.npz')
+    path = str(tmp_path_factory.mktemp("eight") / "eight.npz")
     script = _MULTI_DEVICE_SCRIPT.format(
-        tests=os.path.dirname(os.path.abspath(__file__)), devices=8,
-        value_head='sai', path=path)
-    env = dict(os.environ,
-               XLA_FLAGS='--xla_force_host_platform_device_count=8',
-               JAX_PLATFORMS='cpu')
-    process = subprocess.Popen([sys.executable, '-c', script], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+        tests=os.path.dirname(os.path.abspath(__file__)), devices=8, value_head="sai", path=path
+    )
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
+    process = subprocess.Popen(
+        [sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     yield process, path
     if process.poll() is None:
         process.kill()
         process.communicate()
 
 
-@pytest.fixture(scope='module', params=networks.VALUE_HEADS)
+@pytest.fixture(scope="module", params=networks.VALUE_HEADS)
 def trained(request):
     """Each head trained 50 steps on one fixed batch."""
     value_head = request.param
@@ -92,15 +99,14 @@ def trained(request):
     losses = []
     for _ in range(50):
         state, metrics = step(state, batch)
-        losses.append(float(metrics['total_loss']))
+        losses.append(float(metrics["total_loss"]))
     return value_head, state, step, losses
 
 
 def test_loss_decreases(trained):
     value_head, _, _, losses = trained
     assert all(np.isfinite(losses))
-    assert np.mean(losses[-5:]) < 0.7 * np.mean(losses[:3]), (
-        value_head, losses[:3], losses[-5:])
+    assert np.mean(losses[-5:]) < 0.7 * np.mean(losses[:3]), (value_head, losses[:3], losses[-5:])
 
 
 def test_step_does_not_retrace_and_donates(trained):
@@ -109,9 +115,7 @@ def test_step_does_not_retrace_and_donates(trained):
     batch = _batch(value_head, seed=1)
     # The injected learning rate is overwritten, never read, so its scalar
     # buffer is not consumed; every other buffer is donated.
-    old_leaves = jax.tree_util.tree_leaves(
-        (state.step, state.params, state.batch_stats,
-         state.opt_state.inner_state))
+    old_leaves = jax.tree_util.tree_leaves((state.step, state.params, state.batch_stats, state.opt_state.inner_state))
     new_state, _ = step(state, batch)
     assert all(leaf.is_deleted() for leaf in old_leaves)
     new_state, _ = step(new_state, _batch(value_head, seed=2))
@@ -120,56 +124,62 @@ def test_step_does_not_retrace_and_donates(trained):
 
 
 def test_sgd_learns_and_counts_steps():
-    _, state, step = _setup('sai', 'sgd')
-    batch = _batch('sai')
+    _, state, step = _setup("sai", "sgd")
+    batch = _batch("sai")
     first = None
     for _ in range(40):
         state, metrics = step(state, batch)
-        first = first if first is not None else float(metrics['total_loss'])
-    assert float(metrics['total_loss']) < 0.8 * first
+        first = first if first is not None else float(metrics["total_loss"])
+    assert float(metrics["total_loss"]) < 0.8 * first
     assert int(state.step) == 40
-    assert float(metrics['learning_rate']) == pytest.approx(0.05)
+    assert float(metrics["learning_rate"]) == pytest.approx(0.05)
 
 
 def test_non_finite_loss_raises_naming_step_and_metric():
-    _, state, step = _setup('sai')
-    good = _batch('sai')
-    bad = dict(good, planes=np.full_like(good['planes'], np.nan))
+    _, state, step = _setup("sai")
+    good = _batch("sai")
+    bad = dict(good, planes=np.full_like(good["planes"], np.nan))
     batches = [good, good, bad, good]
     with pytest.raises(FloatingPointError) as info:
-        training.train_on_window(
-            state, step, lambda key: batches.pop(0), 4, jax.random.key(0))
+        training.train_on_window(state, step, lambda key: batches.pop(0), 4, jax.random.key(0))
     message = str(info.value)
-    assert 'total_loss' in message and 'step 2' in message
-    assert '3 of 4' in message
+    assert "total_loss" in message and "step 2" in message
+    assert "3 of 4" in message
 
 
 def test_train_on_window_summary_and_logging():
-    _, state, step = _setup('winrate')
+    _, state, step = _setup("winrate")
     logged = []
     state, summary = training.train_on_window(
-        state, step, lambda key: _batch('winrate', seed=int(
-            jax.random.randint(key, (), 0, 3))), 6, jax.random.key(1),
-        log_every=2, log_fn=lambda s, m: logged.append((s, m)))
+        state,
+        step,
+        lambda key: _batch("winrate", seed=int(jax.random.randint(key, (), 0, 3))),
+        6,
+        jax.random.key(1),
+        log_every=2,
+        log_fn=lambda s, m: logged.append((s, m)),
+    )
     assert int(state.step) == 6
     assert [s for s, _ in logged] == [2, 4, 6]
-    assert set(summary) >= {'total_loss', 'policy_loss', 'value_loss',
-                            'learning_rate', 'grad_norm'}
+    assert set(summary) >= {"total_loss", "policy_loss", "value_loss", "learning_rate", "grad_norm"}
 
 
 def test_learning_rate_schedules():
     constant = training.learning_rate_schedule(_training_config(), 100)
     assert float(constant(12345)) == pytest.approx(3e-3)
-    piecewise = training.learning_rate_schedule(_training_config(
-        lr_schedule='piecewise', learning_rate=0.02, lr_boundaries=[45, 60],
-        lr_values=[0.002, 0.0005]), 100)
+    piecewise = training.learning_rate_schedule(
+        _training_config(
+            lr_schedule="piecewise", learning_rate=0.02, lr_boundaries=[45, 60], lr_values=[0.002, 0.0005]
+        ),
+        100,
+    )
     assert float(piecewise(0)) == pytest.approx(0.02)
     assert float(piecewise(4499)) == pytest.approx(0.02)
     assert float(piecewise(4500)) == pytest.approx(0.002)
-    assert float(piecewise(10 ** 6)) == pytest.approx(0.0005)
-    cosine = training.learning_rate_schedule(_training_config(
-        lr_schedule='cosine', learning_rate=0.1, lr_boundaries=[10],
-        lr_values=[0.0]), 100)
+    assert float(piecewise(10**6)) == pytest.approx(0.0005)
+    cosine = training.learning_rate_schedule(
+        _training_config(lr_schedule="cosine", learning_rate=0.1, lr_boundaries=[10], lr_values=[0.0]), 100
+    )
     assert float(cosine(0)) == pytest.approx(0.1)
     assert float(cosine(500)) == pytest.approx(0.05, abs=1e-6)
     assert float(cosine(1000)) == pytest.approx(0.0, abs=1e-7)
@@ -178,28 +188,30 @@ def test_learning_rate_schedules():
 
 def test_schedule_follows_global_step_across_growth():
     """A grown net's fresh optimizer continues the schedule."""
-    config = _training_config(lr_schedule='piecewise', learning_rate=0.01,
-                              lr_boundaries=[3], lr_values=[0.001],
-                              steps_per_generation=10)
-    run = ml_collections.ConfigDict(dict(
-        board_size=N, network=dict(blocks=1, filters=8, value_head='sai',
-                                   beta_scale=0.0),
-        schedules=dict(network=[[0, 1, 8], [2, 2, 8]]), training=config))
+    config = _training_config(
+        lr_schedule="piecewise", learning_rate=0.01, lr_boundaries=[3], lr_values=[0.001], steps_per_generation=10
+    )
+    run = ml_collections.ConfigDict(
+        dict(
+            board_size=N,
+            network=dict(blocks=1, filters=8, value_head="sai", beta_scale=0.0),
+            schedules=dict(network=[[0, 1, 8], [2, 2, 8]]),
+            training=config,
+        )
+    )
     grown = training.grow_network(
-        run, 2, key=jax.random.key(0),
-        sample_batch=lambda key: _batch('sai'), num_steps=3, start_step=29)
+        run, 2, key=jax.random.key(0), sample_batch=lambda key: _batch("sai"), num_steps=3, start_step=29
+    )
     assert (grown.net.blocks, grown.net.filters) == (2, 8)
     assert int(grown.state.step) == 32
-    assert 'block_1' in grown.state.params
+    assert "block_1" in grown.state.params
     # Steps 29 (generation 2) then 30, 31 (generation 3): mean of the rates.
-    assert grown.metrics['learning_rate'] == pytest.approx(
-        (0.01 + 2 * 0.001) / 3)
+    assert grown.metrics["learning_rate"] == pytest.approx((0.01 + 2 * 0.001) / 3)
 
 
 def test_abstract_state_matches_real_state():
-    net, state, _ = _setup('score')
-    abstract = training.abstract_train_state(
-        net, training.make_optimizer(_training_config()))
+    net, state, _ = _setup("score")
+    abstract = training.abstract_train_state(net, training.make_optimizer(_training_config()))
     real = jax.tree_util.tree_map(lambda x: (x.shape, x.dtype), state)
     fake = jax.tree_util.tree_map(lambda x: (x.shape, x.dtype), abstract)
     assert real == fake
@@ -207,15 +219,14 @@ def test_abstract_state_matches_real_state():
 
 def test_shard_batch_checks_divisibility():
     mesh = training.make_mesh()
-    sharded = training.shard_batch(_batch('sai', batch=4), mesh)
-    assert sharded['planes'].sharding.spec == jax.sharding.PartitionSpec(
-        'batch')
+    sharded = training.shard_batch(_batch("sai", batch=4), mesh)
+    assert sharded["planes"].sharding.spec == jax.sharding.PartitionSpec("batch")
 
 
 # ---------------------------------------------------------------------------
 # 1 device vs 8 fake devices.
 
-_MULTI_DEVICE_SCRIPT = textwrap.dedent('''
+_MULTI_DEVICE_SCRIPT = textwrap.dedent("""
     import sys
     import jax, numpy as np
     sys.path.insert(0, {tests!r})
@@ -224,7 +235,7 @@ _MULTI_DEVICE_SCRIPT = textwrap.dedent('''
     assert jax.device_count() == {devices}, jax.devices()
     out = t._run_steps({value_head!r})
     np.savez({path!r}, **out)
-''')
+""")
 
 
 def _run_steps(value_head, steps=4):
@@ -233,12 +244,11 @@ def _run_steps(value_head, steps=4):
     losses = []
     for i in range(steps):
         state, metrics = step(state, _batch(value_head, seed=10 + i))
-        losses.append(float(metrics['total_loss']))
-    leaves = jax.tree_util.tree_leaves(
-        {'params': state.params, 'stats': state.batch_stats})
-    out = {f'leaf_{i}': np.asarray(x) for i, x in enumerate(leaves)}
-    out['losses'] = np.asarray(losses)
-    out['devices'] = np.asarray(len(step.mesh.devices.flat))
+        losses.append(float(metrics["total_loss"]))
+    leaves = jax.tree_util.tree_leaves({"params": state.params, "stats": state.batch_stats})
+    out = {f"leaf_{i}": np.asarray(x) for i, x in enumerate(leaves)}
+    out["losses"] = np.asarray(losses)
+    out["devices"] = np.asarray(len(step.mesh.devices.flat))
     return out
 
 
@@ -247,11 +257,10 @@ def test_eight_fake_devices_agree_with_one(eight_device_run):
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr[-3000:]
     eight = dict(np.load(path))
-    one = _run_steps('sai')
-    assert int(eight['devices']) == 8 and int(one['devices']) == 1
-    np.testing.assert_allclose(eight['losses'], one['losses'], rtol=1e-4)
+    one = _run_steps("sai")
+    assert int(eight["devices"]) == 8 and int(one["devices"]) == 1
+    np.testing.assert_allclose(eight["losses"], one["losses"], rtol=1e-4)
     for name in one:
-        if name == 'devices':
+        if name == "devices":
             continue
-        np.testing.assert_allclose(eight[name], one[name], rtol=2e-3,
-                                   atol=2e-5, err_msg=name)
+        np.testing.assert_allclose(eight[name], one[name], rtol=2e-3, atol=2e-5, err_msg=name)
