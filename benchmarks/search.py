@@ -52,14 +52,15 @@ def measure(rules, batch, sims, blocks, filters, states, rounds):
     variables = networks.init_network(net, jax.random.PRNGKey(0))
     evaluator = search.make_network_evaluator(net, rules)
     forward = jax.jit(evaluator)
-    cfg = search.SearchConfig(num_simulations=sims, lambda_=0.5)
+    cfg = search.SearchConfig(num_simulations=sims)
+    agent = search.Agent(lambda_=0.5).params()
     fn = search.make_search_fn(evaluator, rules, cfg)
     key = jax.random.PRNGKey(1)
-    jax.block_until_ready(fn(variables, key, states))  # compile
+    jax.block_until_ready(fn(variables, key, states, agent))  # compile
     t_fwds, t_searches = [], []
     for _ in range(rounds):
         t_fwds.append(_time(forward, variables, states, repeats=5))
-        t_searches.append(_time(fn, variables, key, states, repeats=1))
+        t_searches.append(_time(fn, variables, key, states, agent, repeats=1))
     t_fwds, t_searches = np.array(t_fwds), np.array(t_searches)
     ratios = (sims + 1) * t_fwds / t_searches
     ratio = float(np.median(ratios))

@@ -4,7 +4,7 @@ SAI on 9×9, close to the papers' first run, sized for a GPU.
 
 Every field of the run config is defined and documented here; the other
 configs start from this one and override only what differs. Figures come from
-DESIGN.md §10 (the 9×9 papers and SAI's code); departures are marked
+docs/design.md §10 (the 9×9 papers and SAI's code); departures are marked
 "Departure:" with the reason. Fields where 0 means "the default for this
 board size" are resolved by helpers in `saijax.config`.
 
@@ -31,7 +31,7 @@ def get_config() -> ml_collections.ConfigDict:
     # Move cap, passes included; 0 means 2·N² (162 on 9×9, as autogtp).
     config.max_moves = 0
 
-    # --- Network (DESIGN §3). Shape at generation 0 when schedules.network
+    # --- Network (docs/design.md §3). Shape at generation 0 when schedules.network
     # is empty; otherwise the schedule decides.
     config.network = ml_collections.ConfigDict()
     config.network.blocks = 4  # Residual blocks (run 1 started at 4×128).
@@ -42,7 +42,7 @@ def get_config() -> ml_collections.ConfigDict:
     # β = exp(out)·beta_scale; 0.0 means 10/N² (SAI's engine).
     config.network.beta_scale = 0.0
 
-    # --- Search (DESIGN §4, §5).
+    # --- Search (docs/design.md §4, §5).
     config.search = ml_collections.ConfigDict()
     # 'puct' (mctx.muzero_policy, the papers' engine) or 'gumbel'
     # (mctx.gumbel_muzero_policy, better at low simulation counts).
@@ -58,7 +58,7 @@ def get_config() -> ml_collections.ConfigDict:
     config.search.dirichlet_alpha = 0.0
     # Weight ε of the root Dirichlet noise in PUCT self-play; 0 disables.
     config.search.dirichlet_fraction = 0.25
-    # The λ/μ agent (DESIGN §4), 1 >= λ >= μ >= 0. Self-play used small
+    # The λ/μ agent (docs/design.md §4), 1 >= λ >= μ >= 0. Self-play used small
     # values; λ = μ = 0 is the plain win-probability agent. (The engine's
     # match default is λ = 0.5, μ = 0.)
     config.search.lambda_ = 0.0  # λ, upper end of the bonus interval.
@@ -75,7 +75,7 @@ def get_config() -> ml_collections.ConfigDict:
     # heads) or 'score' (LZS: expected margin / N²; score head).
     config.search.value_mode = "sigmoid"
 
-    # --- Self-play (DESIGN §6).
+    # --- Self-play (docs/design.md §6).
     config.selfplay = ml_collections.ConfigDict()
     # B, game slots advanced in lockstep; divisible by the device count.
     config.selfplay.batch_size = 256
@@ -129,7 +129,7 @@ def get_config() -> ml_collections.ConfigDict:
     # the nets change fast (§3.1).
     config.schedules.window = ((0, 4), (30, 8), (100, 12), (200, 20))
 
-    # --- Training (DESIGN §7).
+    # --- Training (docs/design.md §7).
     config.training = ml_collections.ConfigDict()
     config.training.steps_per_generation = 4000  # S (paper 4,000–10,000).
     # Positions per step, sharded over the devices (divisible by their
@@ -159,7 +159,7 @@ def get_config() -> ml_collections.ConfigDict:
     # Weight of the score head's MSE(s, margin/N²) (LZS used 20).
     config.training.score_weight = 20.0
 
-    # --- Optional weak gating (DESIGN §7). Off: SAI promotes every net.
+    # --- Optional weak gating (docs/design.md §7). Off: SAI promotes every net.
     config.gating = ml_collections.ConfigDict()
     config.gating.enabled = False  # Promote every trained net (SAI).
     # c: candidate nets exported at regular intervals during training (run 2

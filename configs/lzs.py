@@ -1,6 +1,6 @@
 """python -m saijax.train --config=configs/lzs.py --workdir=/tmp/lzs9
 
-The Leela Zero Score baseline on 9×9 (papers/leela-zero-score.txt §4): a
+The Leela Zero Score baseline on 9×9 ([LZS] §4, see docs/design.md): a
 linear score head trained on the final margin / N² with weight 20, PUCT with
 c_puct 1.5, no resignation, fixed komi 7.5, no branching, the LZS pass rule,
 the paper's visits / window / network / learning-rate schedules and gating at

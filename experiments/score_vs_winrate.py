@@ -2,7 +2,8 @@
 
     python experiments/score_vs_winrate.py --outdir runs/score_vs_winrate
 
-Paper: papers/score-vs-winrate.txt. The library code is `saijax.theory`; this
+Paper: [SvW], Pasqualini et al., "Score vs. Winrate in Score-Based Games" (2022;
+references in docs/design.md). The library code is `saijax.theory`; this
 script only chooses parameters, prints, writes CSV files and draws. The
 drawing helpers are importable, so colab/score_vs_winrate.ipynb uses them.
 

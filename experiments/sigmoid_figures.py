@@ -2,14 +2,14 @@
 
     python experiments/sigmoid_figures.py --outdir runs/sigmoid_figures
 
-Two figures (DESIGN.md §4):
+Two figures (docs/design.md §4):
 
 * fig1_sigmoids.png: the winrate model tau_s(x) = sigma(beta_s (alpha_s + x))
-  of the extended SAI paper's Fig. 1 (papers/sai-9x9-extended-arxiv.txt
+  of the extended SAI paper's Fig. 1 ([SAI-ext], arXiv:1905.10863,
   §2.1) for several positions. Each curve marks the signed komi k_s, the win
   probability tau_s(k_s) there, and -alpha_s, where tau_s = 1/2.
 * ecai_fig1_interval_average.png: the ECAI paper's Fig. 1
-  (papers/sai-9x9-ecai2020.txt §2.3). Left: how x_mu and x_lambda come from
+  ([SAI-9x9] §2.3). Left: how x_mu and x_lambda come from
   the root's sigmoid, as pre-images of theta/2 + (1 - theta) tau_s(k_s).
   Right: a position r below the root; its value nu_r^{lambda,mu}(s) is the
   average of tau_r over [x_mu, x_lambda], the height of the rectangle with

@@ -1,13 +1,22 @@
-"""Run checkpoints with orbax (DESIGN §7).
+"""Run checkpoints with orbax (docs/design.md §7).
 
 One `orbax.checkpoint.CheckpointManager` lives under `<workdir>/checkpoints`,
 with one step directory per generation (`checkpoints/12/`) holding two items:
 
 * `state`: the `training.TrainState` (params, batch stats, optimizer state,
-  global step) and the run's PRNG key as raw uint32 data (`rng`);
-* `meta` (JSON): the generation, the network shape (blocks, filters), value
-  head and board size, the replay directory, the key's PRNG implementation,
-  and any extra JSON-able fields the caller adds.
+  global step) under `train_state`, and the run's PRNG key as raw uint32
+  data under `rng`;
+* `meta` (JSON), one flat object: `format_version`, `generation`, the
+  network's `networks.NetworkSpec` fields (`board_size`, `blocks`,
+  `filters`, `value_head`, `beta_scale`), `replay_dir`, `rng_impl` (the
+  key's PRNG implementation) and `extra` (the caller's JSON-able fields).
+
+Metadata formats: 2 (written now) records `beta_scale`, the effective
+float. Format 1 did not, and is still read: its `beta_scale` reads as None,
+which `NetworkSpec` resolves to the default 10/N². That is what a format-1
+net was trained with unless its run config set `network.beta_scale`;
+`pipeline.train_and_evaluate` resumes such a run with its config's value,
+while `load_network` (which has no config) assumes the default.
 
 Saves are synchronous and atomic: orbax writes each step into
 `<generation>.orbax-checkpoint-tmp-<time>` and renames it to `<generation>`
@@ -21,13 +30,18 @@ directory. The last `max_to_keep` generations are kept. Nothing outside
 Unreadable or incompatible checkpoints raise `CheckpointError` (a
 `ValueError`) naming the step directory.
 
+`load_network` reads one checkpoint's network for play (GTP, the arena)
+without a `Checkpointer`: read-only, and only the network variables.
+
 orbax's INFO/DEBUG log lines are filtered out (its warnings and errors are
 kept), so runs under `absl.app` stay readable.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import logging
 import os
 from collections.abc import Callable
@@ -38,15 +52,34 @@ import numpy as np
 import orbax.checkpoint as ocp
 from jax.sharding import NamedSharding, PartitionSpec
 
+from saijax import networks
+
 __all__ = [
     "CheckpointError",
     "Checkpointer",
+    "LoadedNetwork",
     "Payload",
+    "load_network",
 ]
 
-_FORMAT_VERSION = 1
+# 2 added beta_scale (see the module docstring).
+_FORMAT_VERSION = 2
+# Items of a step directory, and the entries of the `state` item's tree.
 _STATE = "state"
 _META = "meta"
+_TRAIN_STATE = "train_state"
+_RNG = "rng"
+_REQUIRED_META = (
+    "format_version",
+    "generation",
+    "board_size",
+    "blocks",
+    "filters",
+    "value_head",
+    "replay_dir",
+    "rng_impl",
+    "extra",
+)
 
 
 class _QuietOrbax(logging.Filter):
@@ -81,9 +114,7 @@ class Payload:
         generation: the last completed generation.
         state: the saved TrainState (shardings from the restore template).
         rng_key: the run's PRNG key (a typed key if one was saved).
-        blocks, filters: the network shape of `state`.
-        value_head: the network's value head.
-        board_size: N.
+        spec: the network of `state` (format 1: the default beta_scale).
         replay_dir: where the replay window's files are.
         extra: the caller's extra JSON fields.
         directory: the checkpoint's step directory.
@@ -92,13 +123,65 @@ class Payload:
     generation: int
     state: Any
     rng_key: jax.Array
-    blocks: int
-    filters: int
-    value_head: str
-    board_size: int
+    spec: networks.NetworkSpec
     replay_dir: str
     extra: dict[str, Any]
     directory: str
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadedNetwork:
+    """One checkpoint's network, ready for inference (see `load_network`).
+
+    Attributes:
+        spec: the network (`spec.build()` is the flax module).
+        variables: `{'params', 'batch_stats'}` on the default device.
+        generation: the checkpoint's generation.
+        directory: its step directory.
+        metadata: its metadata (as `Checkpointer.read_metadata` returns it,
+            the caller's `extra` included).
+    """
+
+    spec: networks.NetworkSpec
+    variables: dict[str, Any]
+    generation: int
+    directory: str
+    metadata: dict[str, Any]
+
+
+def _corrupt(step_dir: str, what: str, cause: Exception, hint: str = "") -> CheckpointError:
+    """A one-line CheckpointError naming the step directory and the cause."""
+    reason = " ".join(str(cause).split())
+    reason = reason.split(" See full TensorStore details")[0]
+    if len(reason) > 300:
+        reason = reason[:300] + "..."
+    error = CheckpointError(
+        f"checkpoint {step_dir} is corrupt or incompatible: {what} ({type(cause).__name__}: {reason}).{hint}"
+    )
+    error.__cause__ = cause
+    return error
+
+
+def _checked_metadata(meta: Any, step_dir: str) -> dict[str, Any]:
+    """Validates a checkpoint's metadata, reading format 1 as format 2 with
+    `beta_scale` None (the default)."""
+    if not isinstance(meta, dict) or any(k not in meta for k in _REQUIRED_META):
+        raise CheckpointError(f"checkpoint {step_dir} has incomplete metadata: {meta!r}")
+    version = meta["format_version"]
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= _FORMAT_VERSION:
+        raise CheckpointError(
+            f"checkpoint {step_dir} has metadata format {version!r}; this saijax reads formats 1..{_FORMAT_VERSION}"
+        )
+    meta = dict(meta)
+    if version == 1:
+        meta.setdefault("beta_scale", None)
+    elif "beta_scale" not in meta:
+        raise CheckpointError(f"checkpoint {step_dir} has incomplete metadata: {meta!r}")
+    try:
+        networks.NetworkSpec.from_dict(meta)
+    except (TypeError, ValueError) as e:
+        raise _corrupt(step_dir, "its metadata describes no valid network", e) from e
+    return meta
 
 
 def _key_to_data(key: jax.Array) -> tuple[np.ndarray, str | None]:
@@ -220,6 +303,10 @@ class Checkpointer:
     def read_metadata(self, generation: int | None = None) -> dict[str, Any]:
         """The JSON metadata of a checkpoint (default: the latest).
 
+        `networks.NetworkSpec.from_dict` reads its network. A format-1
+        checkpoint's `beta_scale` reads as None: it was not recorded (see
+        the module docstring).
+
         Raises:
             FileNotFoundError: if there is no such checkpoint.
             CheckpointError: naming the directory, if it is unreadable.
@@ -228,27 +315,13 @@ class Checkpointer:
             generation = self.latest_generation()
             if generation is None:
                 raise FileNotFoundError(f"no checkpoint in {self.directory}")
-        directory = self.step_directory(generation)
         try:
             meta = self._manager.restore(generation, args=ocp.args.Composite(**{_META: ocp.args.JsonRestore()}))[_META]
         except FileNotFoundError:
             raise
         except Exception as e:  # pylint: disable=broad-except
             raise self._error(generation, "its metadata is unreadable", e) from e
-        required = (
-            "format_version",
-            "generation",
-            "blocks",
-            "filters",
-            "value_head",
-            "board_size",
-            "replay_dir",
-            "rng_impl",
-            "extra",
-        )
-        if not isinstance(meta, dict) or any(k not in meta for k in required):
-            raise CheckpointError(f"checkpoint {directory} has incomplete metadata: {meta!r}")
-        return meta
+        return _checked_metadata(meta, self.step_directory(generation))
 
     # Save and restore.
 
@@ -258,10 +331,7 @@ class Checkpointer:
         *,
         state: Any,
         rng_key: jax.Array,
-        blocks: int,
-        filters: int,
-        value_head: str,
-        board_size: int,
+        network: networks.NetworkSpec,
         replay_dir: str | os.PathLike,
         extra: dict[str, Any] | None = None,
     ) -> str:
@@ -271,24 +341,26 @@ class Checkpointer:
             generation: the generation just completed (the step number).
             state: the TrainState (any pytree of arrays).
             rng_key: the run's PRNG key after this generation.
-            blocks, filters, value_head, board_size: the network shape.
+            network: the spec of the network `state` belongs to.
             replay_dir: the replay buffer's directory.
             extra: JSON-able extra fields (e.g. metrics) kept in the
                 metadata.
+
+        Raises:
+            TypeError: if `network` is not a `networks.NetworkSpec`.
         """
+        if not isinstance(network, networks.NetworkSpec):
+            raise TypeError(f"network must be a networks.NetworkSpec (e.g. net.spec), got {type(network).__name__}")
         data, impl = _key_to_data(rng_key)
         meta = {
             "format_version": _FORMAT_VERSION,
             "generation": int(generation),
-            "blocks": int(blocks),
-            "filters": int(filters),
-            "value_head": str(value_head),
-            "board_size": int(board_size),
+            **network.to_dict(),
             "replay_dir": os.path.abspath(os.fspath(replay_dir)),
             "rng_impl": impl,
             "extra": dict(extra or {}),
         }
-        tree = {"train_state": state, "rng": data}
+        tree = {_TRAIN_STATE: state, _RNG: data}
         self._manager.save(
             int(generation),
             args=ocp.args.Composite(
@@ -315,8 +387,8 @@ class Checkpointer:
             generation: which checkpoint.
             template: the expected state as a pytree of arrays or
                 ShapeDtypeStructs (e.g. `training.abstract_train_state`), or
-                a function from the checkpoint's metadata dict (with
-                'blocks', 'filters', ...) to one. Leaves without a sharding
+                a function from the checkpoint's metadata dict (as
+                `read_metadata` returns it) to one. Leaves without a sharding
                 are restored replicated over all devices.
             expected_shape: (blocks, filters) the config expects; a
                 different stored shape is an error.
@@ -343,7 +415,7 @@ class Checkpointer:
         rng_shape = np.shape(
             _key_to_data(jax.random.key(0, impl=meta["rng_impl"]) if meta["rng_impl"] else jax.random.PRNGKey(0))[0]
         )
-        target = _abstract({"train_state": state_template, "rng": jax.ShapeDtypeStruct(rng_shape, np.uint32)})
+        target = _abstract({_TRAIN_STATE: state_template, _RNG: jax.ShapeDtypeStruct(rng_shape, np.uint32)})
         try:
             stored = self._manager.item_metadata(generation)[_STATE]
             stored_tree = getattr(stored, "tree", stored)
@@ -367,12 +439,9 @@ class Checkpointer:
             raise self._error(generation, "its arrays are unreadable", e) from e
         return Payload(
             generation=int(meta["generation"]),
-            state=restored["train_state"],
-            rng_key=_data_to_key(np.asarray(restored["rng"]), meta["rng_impl"]),
-            blocks=int(meta["blocks"]),
-            filters=int(meta["filters"]),
-            value_head=str(meta["value_head"]),
-            board_size=int(meta["board_size"]),
+            state=restored[_TRAIN_STATE],
+            rng_key=_data_to_key(np.asarray(restored[_RNG]), meta["rng_impl"]),
+            spec=networks.NetworkSpec.from_dict(meta),
             replay_dir=str(meta["replay_dir"]),
             extra=dict(meta["extra"]),
             directory=directory,
@@ -400,12 +469,131 @@ class Checkpointer:
             if older
             else ""
         )
-        reason = " ".join(str(cause).split())
-        reason = reason.split(" See full TensorStore details")[0]
-        if len(reason) > 300:
-            reason = reason[:300] + "..."
-        error = CheckpointError(
-            f"checkpoint {directory} is corrupt or incompatible: {what} ({type(cause).__name__}: {reason}).{hint}"
-        )
-        error.__cause__ = cause
-        return error
+        return _corrupt(directory, what, cause, hint)
+
+
+def load_network(path: str | os.PathLike) -> LoadedNetwork:
+    """Reads one checkpoint's network for play, read-only.
+
+    `Checkpointer` opens its directory for writing and removes unfinished
+    temporary directories when it starts, which would delete the save in
+    progress of a training run that is still going; an engine watching a
+    live run must never do that. This opens its own read-only orbax manager
+    and restores only `params` and `batch_stats` (a partial restore: the
+    optimizer state, whose structure depends on the training config, is
+    never read).
+
+    Args:
+        path: a run's workdir, its `checkpoints` directory, or one
+            generation's step directory (`<workdir>/checkpoints/12`).
+            Without a step directory the newest finished generation is used.
+
+    Returns:
+        The LoadedNetwork. A format-1 checkpoint's spec has the default
+        beta_scale (see the module docstring).
+
+    Raises:
+        FileNotFoundError: naming the path, if it does not exist or holds no
+            finished checkpoint (or not the requested generation).
+        CheckpointError: naming the step directory, if the checkpoint is
+            corrupt or its arrays do not fit its metadata.
+    """
+    directory, generation = _locate(os.fspath(path))
+    with _quiet_absl():
+        try:
+            manager = ocp.CheckpointManager(
+                directory,
+                options=ocp.CheckpointManagerOptions(read_only=True, create=False),
+                item_handlers={_STATE: ocp.PyTreeCheckpointHandler(), _META: ocp.JsonCheckpointHandler()},
+            )
+        except Exception as e:  # pylint: disable=broad-except
+            raise _corrupt(directory, "the checkpoint directory cannot be opened", e) from e
+        try:
+            steps = sorted(manager.all_steps())
+            if generation is None:
+                if not steps:
+                    raise FileNotFoundError(f"no finished checkpoint in {directory}")
+                generation = steps[-1]
+            elif generation not in steps:
+                raise FileNotFoundError(
+                    f"no finished checkpoint for generation {generation} in {directory} (found: {steps})"
+                )
+            step_dir = os.path.join(directory, str(generation))
+            try:
+                meta = manager.restore(generation, args=ocp.args.Composite(**{_META: ocp.args.JsonRestore()}))[_META]
+            except Exception as e:  # pylint: disable=broad-except
+                raise _corrupt(step_dir, "its metadata is unreadable", e) from e
+            meta = _checked_metadata(meta, step_dir)
+            spec = networks.NetworkSpec.from_dict(meta)
+            variables = _restore_variables(manager, generation, spec, step_dir)
+        finally:
+            manager.close()
+    return LoadedNetwork(
+        spec=spec, variables=variables, generation=int(meta["generation"]), directory=step_dir, metadata=meta
+    )
+
+
+def _locate(path: str) -> tuple[str, int | None]:
+    """(checkpoints directory, generation or None for the newest) for a path."""
+    path = os.path.abspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"checkpoint path {path} does not exist")
+    if not os.path.isdir(path):
+        raise FileNotFoundError(f"checkpoint path {path} is not a directory")
+    if os.path.isdir(os.path.join(path, "checkpoints")):
+        return os.path.join(path, "checkpoints"), None
+    parent, base = os.path.split(path)
+    if base.isdecimal() and base.isascii() and os.path.basename(parent) == "checkpoints":
+        return parent, int(base)
+    if base == "checkpoints":
+        return path, None
+    raise FileNotFoundError(
+        f"no checkpoint at {path}: expected a workdir with a 'checkpoints' directory, "
+        "that directory, or one of its generation directories"
+    )
+
+
+@contextlib.contextmanager
+def _quiet_absl():
+    """Hides orbax's warnings about read-only managers (it logs through absl)."""
+    logger = logging.getLogger("absl")
+    old = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(old)
+
+
+def _restore_variables(
+    manager: ocp.CheckpointManager, generation: int, spec: networks.NetworkSpec, step_dir: str
+) -> dict[str, Any]:
+    """`{'params', 'batch_stats'}` of one step, on the default device."""
+    shapes = jax.eval_shape(functools.partial(networks.init_network, spec.build()), jax.random.PRNGKey(0))
+    device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    template = {
+        _TRAIN_STATE: jax.tree_util.tree_map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=device), shapes)
+    }
+    try:
+        restored = manager.restore(
+            generation,
+            args=ocp.args.Composite(
+                **{
+                    _STATE: ocp.args.PyTreeRestore(
+                        item=template,
+                        restore_args=ocp.checkpoint_utils.construct_restore_args(template),
+                        partial_restore=True,
+                    )
+                }
+            ),
+        )[_STATE]
+        train_state = restored[_TRAIN_STATE]
+        variables = {"params": train_state["params"], "batch_stats": train_state["batch_stats"]}
+        # A shape mismatch between metadata and arrays must fail here, not
+        # at the first search.
+        for want, got in zip(jax.tree_util.tree_leaves(shapes), jax.tree_util.tree_leaves(variables)):
+            if tuple(want.shape) != tuple(got.shape):
+                raise ValueError(f"array of shape {tuple(got.shape)} where {tuple(want.shape)} is expected")
+    except Exception as e:  # pylint: disable=broad-except
+        raise _corrupt(step_dir, "its network arrays are unreadable", e) from e
+    return variables

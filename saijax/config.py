@@ -8,8 +8,14 @@ documented in `configs/default.py`. This module
 * reads the generation-keyed schedules (`schedule_value`, `num_simulations`,
   `network_shape`, `window_size`);
 * resolves the fields where 0 means "the paper's default for this board size"
-  (`effective_max_moves`, `dirichlet_alpha`, `beta_scale`);
+  (`effective_max_moves`, `dirichlet_alpha`; `network.beta_scale` is resolved
+  by `networks.NetworkSpec`);
+* builds a module's static settings from its section (`from_section`);
 * loads a config file the way `--config=configs/x.py` does (`load_config`).
+
+The choices for `network.value_head`, `search.algorithm` and
+`search.value_mode` are those of the modules that implement them
+(`networks.VALUE_HEADS`, `search.ALGORITHMS`, `search.VALUE_MODES`).
 
 Schedules are lists of entries whose first element is a generation:
 `[[generation, value], ...]` (visits, window) or
@@ -33,16 +39,15 @@ from typing import Any
 import jax
 import ml_collections
 
+from saijax import networks, search
+
 __all__ = [
-    "ALGORITHMS",
     "KOMI_MODES",
     "LR_SCHEDULES",
     "OPTIMIZERS",
-    "VALUE_HEADS",
-    "VALUE_MODES",
-    "beta_scale",
     "dirichlet_alpha",
     "effective_max_moves",
+    "from_section",
     "load_config",
     "network_shape",
     "num_simulations",
@@ -51,9 +56,6 @@ __all__ = [
     "window_size",
 ]
 
-VALUE_HEADS = ("sai", "winrate", "score")
-ALGORITHMS = ("gumbel", "puct")
-VALUE_MODES = ("sigmoid", "score")
 KOMI_MODES = ("sample", "fixed")
 OPTIMIZERS = ("sgd", "adam")
 LR_SCHEDULES = ("constant", "cosine", "piecewise")
@@ -187,11 +189,11 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     # Network.
     _int(config, "network.blocks", 0)
     _int(config, "network.filters", 1)
-    head = _choice(config, "network.value_head", VALUE_HEADS)
+    head = _choice(config, "network.value_head", networks.VALUE_HEADS)
     _float(config, "network.beta_scale", 0.0)
 
     # Search.
-    _choice(config, "search.algorithm", ALGORITHMS)
+    _choice(config, "search.algorithm", search.ALGORITHMS)
     _int(config, "search.num_simulations", 1)
     _int(config, "search.max_num_considered_actions", 1)
     _float(config, "search.gumbel_scale", 0.0)
@@ -200,14 +202,14 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     _float(config, "search.dirichlet_fraction", 0.0, 1.0)
     lambda_ = _float(config, "search.lambda_", 0.0, 1.0)
     mu = _float(config, "search.mu", 0.0, 1.0)
-    if lambda_ < mu:
-        raise ValueError(
-            f"search.lambda_ ({lambda_}) must be >= search.mu ({mu}): the λ/μ agents need 1 >= λ >= μ >= 0"
-        )
-    _float(config, "search.threshold", 0.0, 1.0)
+    threshold = _float(config, "search.threshold", 0.0, 1.0)
+    try:
+        search.Agent(lambda_, mu, threshold)  # the one place the agent is validated
+    except ValueError as e:
+        raise ValueError(f"search.lambda_ ({lambda_}) / search.mu ({mu}): {e}") from None
     _float(config, "search.beta_terminal", 0.0, strict_min=True)
     _float(config, "search.fpu_reduction", 0.0)
-    mode = _choice(config, "search.value_mode", VALUE_MODES)
+    mode = _choice(config, "search.value_mode", search.VALUE_MODES)
     if head == "score" and mode != "score":
         raise ValueError(
             f"search.value_mode must be 'score' with network.value_head "
@@ -368,7 +370,7 @@ def window_size(config, generation: int) -> int:
 
 
 def effective_max_moves(config) -> int:
-    """The move cap: `max_moves`, or 2·N² when it is 0 (DESIGN §1)."""
+    """The move cap: `max_moves`, or 2·N² when it is 0 (docs/design.md §1)."""
     if config.max_moves:
         return int(config.max_moves)
     return 2 * config.board_size * config.board_size
@@ -382,16 +384,13 @@ def dirichlet_alpha(config) -> float:
     return 0.03 * 361 / (config.board_size * config.board_size)
 
 
-def beta_scale(config) -> float:
-    """β = exp(out)·beta_scale: `network.beta_scale`, or 10/N² when it is 0."""
-    if config.network.beta_scale:
-        return float(config.network.beta_scale)
-    return 10.0 / (config.board_size * config.board_size)
-
-
 def from_section(cls, section) -> Any:
     """Builds the static dataclass ``cls`` from a config section (a
-    ConfigDict or mapping), keeping only the fields ``cls`` defines."""
+    ConfigDict or mapping), keeping only the fields ``cls`` defines.
+
+    For example ``from_section(search.SearchConfig, config.search)``; this
+    keeps the modules that define such classes free of config code.
+    """
     names = {f.name for f in dataclasses.fields(cls)}
     items = dict(section.items()) if hasattr(section, "items") else dict(section)
     return cls(**{k: v for k, v in items.items() if k in names})

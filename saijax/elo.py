@@ -1,10 +1,11 @@
-"""Maximum-likelihood Elo ratings over a graph of pairings, with draws (DESIGN.md §8).
+"""Maximum-likelihood Elo ratings over a graph of pairings, with draws (docs/design.md §8).
 
-The arena writes one row per game (JSONL or CSV) with at least the columns
-``black``, ``white`` and ``winner`` (``"black"``, ``"white"`` or ``"draw"``).
-This module fits one rating per player to such a table, as in the extended
-SAI paper (§3.5), which used a BayesElo-like maximum-likelihood estimator
-specialised for the draws that integer komi produces in Go.
+Matches write one row per game to a results table (:mod:`saijax.results`,
+JSONL or CSV); the fit needs only its columns ``black``, ``white`` and
+``winner`` (``"black"``, ``"white"`` or ``"draw"``). This module fits one
+rating per player to such a table, as in the extended SAI paper (§3.5), which
+used a BayesElo-like maximum-likelihood estimator specialised for the draws
+that integer komi produces in Go.
 
 Model. The draw model is Rao–Kupper's, the one BayesElo uses (not Davidson's).
 With ``F(z) = 1 / (1 + 10^(-z / 400))`` the logistic on the Elo scale and, for
@@ -82,9 +83,7 @@ from __future__ import annotations
 
 import argparse
 import collections
-import csv
 import dataclasses
-import json
 import math
 import os
 import re
@@ -97,9 +96,10 @@ import scipy.sparse
 import scipy.sparse.csgraph
 import scipy.special
 
+from saijax import results
+
 __all__ = [
     "EloFit",
-    "load_results",
     "fit_elo",
     "format_table",
     "plot_ratings",
@@ -109,9 +109,6 @@ __all__ = [
 # Natural-log-odds per Elo point: F(z) = expit(_C * z).
 _C = math.log(10.0) / 400.0
 _Z95 = 1.959963984540054
-_OUTCOMES = ("black", "white", "draw")
-# Columns that stay strings when a CSV is read back (names may look numeric).
-_STRING_COLUMNS = frozenset({"black", "white", "winner", "sgf"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,92 +154,6 @@ class EloFit:
     first_move_advantage: bool
     bootstrap_ci: dict[str, tuple[float, float]] | None = None
     bootstrap_samples: int = 0
-
-
-# ----------------------------------------------------------------------------
-# Reading the results table.
-
-
-def _parse_csv_value(key: str, value: str | None):
-    """Restores the types a CSV writer flattened to text (numbers, bools, None)."""
-    if value is None or key in _STRING_COLUMNS:
-        return value
-    if value == "":
-        return None
-    if value in ("True", "true"):
-        return True
-    if value in ("False", "false"):
-        return False
-    try:
-        return int(value)
-    except ValueError:
-        pass
-    try:
-        return float(value)
-    except ValueError:
-        return value
-
-
-def _check_row(row: Mapping, where: str) -> dict:
-    """Validates one game and normalises its names and winner; ``where`` locates it."""
-    if not isinstance(row, Mapping):
-        raise ValueError(f"{where}: expected an object per game, got {type(row).__name__}")
-    missing = [k for k in ("black", "white", "winner") if row.get(k) in (None, "")]
-    if missing:
-        raise ValueError(f"{where}: missing column(s) {missing}")
-    row = dict(row)
-    row["black"] = str(row["black"])
-    row["white"] = str(row["white"])
-    winner = str(row["winner"]).strip().lower()
-    if winner not in _OUTCOMES:
-        raise ValueError(f"{where}: winner must be one of {list(_OUTCOMES)}, got {row['winner']!r}")
-    row["winner"] = winner
-    if row["black"] == row["white"]:
-        raise ValueError(f"{where}: player {row['black']!r} plays itself")
-    return row
-
-
-def load_results(path: str | os.PathLike) -> list[dict]:
-    """Reads an arena results table, one game per row.
-
-    The format follows the extension: ``.csv`` is read with a header row; any
-    other extension (``.jsonl``, ``.json``, ``.ndjson``) as one JSON object per
-    line, blank lines skipped. In CSV files numbers, booleans and empty cells
-    are turned back into ``int``/``float``, ``bool`` and ``None``, except in the
-    ``black``, ``white``, ``winner`` and ``sgf`` columns, which stay strings.
-
-    Args:
-      path: the results file.
-
-    Returns:
-      One dict per game, with ``winner`` normalised to lower case.
-
-    Raises:
-      ValueError: a row lacks ``black``/``white``/``winner``, has an unknown
-        winner, is a player against itself, or a JSON line does not parse. The
-        message names the file and line.
-    """
-    path = os.fspath(path)
-    games = []
-    if path.lower().endswith(".csv"):
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            for row in reader:
-                if None in row:
-                    raise ValueError(f"{path}:{reader.line_num}: more cells than header columns")
-                parsed = {k: _parse_csv_value(k, v) for k, v in row.items()}
-                games.append(_check_row(parsed, f"{path}:{reader.line_num}"))
-    else:
-        with open(path, encoding="utf-8") as f:
-            for line_num, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{path}:{line_num}: bad JSON: {e}") from None
-                games.append(_check_row(row, f"{path}:{line_num}"))
-    return games
 
 
 # ----------------------------------------------------------------------------
@@ -539,20 +450,28 @@ def _default_anchor(players: Sequence[str]) -> str:
     return "random" if "random" in players else players[0]
 
 
-def _tally(games: Iterable[Mapping]) -> dict[tuple[str, str], list[int]]:
+def _tally(games: Iterable[results.GameResult | Mapping]) -> dict[tuple[str, str], list[int]]:
     """Counts (black wins, draws, white wins) per ordered pairing, validating."""
     counts = collections.defaultdict(lambda: [0, 0, 0])
     slot = {"black": 0, "draw": 1, "white": 2}
+    columns = ("black", "white", "winner")
     for k, game in enumerate(games):
+        if isinstance(game, results.GameResult):
+            game = {name: getattr(game, name) for name in columns}
         try:
-            black, white, winner = game["black"], game["white"], game["winner"]
+            black, white, winner = (game[name] for name in columns)
         except (KeyError, TypeError, IndexError):
             black = white = winner = None
         if winner not in slot or type(black) is not str or type(white) is not str or black == white:
             # Slow path: raises with a precise message, or normalises the row
-            # (e.g. winner "Black", numeric names).
-            game = _check_row(game, f"game {k}")
-            black, white, winner = game["black"], game["white"], game["winner"]
+            # (e.g. winner "Black", numeric names). Only the three columns the
+            # fit uses are checked.
+            try:
+                row = game if not isinstance(game, Mapping) else {name: game.get(name) for name in columns}
+                game = results.GameResult.from_dict(row)
+            except ValueError as e:
+                raise ValueError(f"game {k}: {e}") from None
+            black, white, winner = game.black, game.white, game.winner
         counts[black, white][slot[winner]] += 1
     return counts
 
@@ -621,7 +540,7 @@ def _interval(value: float, stderr: float) -> tuple[float, float]:
 
 
 def fit_elo(
-    games: Iterable[Mapping],
+    games: Iterable[results.GameResult | Mapping],
     *,
     anchor: str | None = None,
     first_move_advantage: bool = True,
@@ -634,8 +553,9 @@ def fit_elo(
     See the module docstring for the model, the prior and the intervals.
 
     Args:
-      games: rows with ``black``, ``white`` and ``winner`` (``"black"``,
-        ``"white"`` or ``"draw"``), e.g. from :func:`load_results`.
+      games: :class:`saijax.results.GameResult` rows (e.g. from
+        :func:`saijax.results.read_results`) or mappings, with ``black``,
+        ``white`` and ``winner`` (``"black"``, ``"white"`` or ``"draw"``).
       anchor: the player rated 0; default ``"random"`` if present, else the
         alphabetically first player.
       first_move_advantage: fit black's advantage ``adv``; if False it is 0.
@@ -880,7 +800,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         fit = fit_elo(
-            load_results(args.results),
+            results.read_results(args.results),
             anchor=args.anchor,
             first_move_advantage=not args.no_advantage,
             prior_draws=args.prior_draws,

@@ -1,4 +1,4 @@
-"""Go rules as pure, unbatched JAX functions (DESIGN.md §1, §2).
+"""Go rules as pure, unbatched JAX functions (docs/design.md §1, §2).
 
 The rules follow the Tromp–Taylor ruleset as SAI uses it:
 
@@ -609,7 +609,7 @@ def outcome(rules: GoRules, state: GoState, weights=None):
 
 
 def features(rules: GoRules, state: GoState):
-    """float32[N, N, 17]: SAI's input planes (DESIGN §2).
+    """float32[N, N, 17]: SAI's input planes (docs/design.md §2).
 
     Layout: [own t..t-3, opp t..t-3, illegal t..t-3, last-liberty t..t-3, ones].
     "Own" is the player to move now, at every time step.

@@ -6,7 +6,7 @@ generation's directory), or without one for a random net::
     python -m saijax.gtp --checkpoint=runs/go9 --visits=200
     python -m saijax.gtp --board_size=5 --visits=8
 
-and point Sabaki, Lizzie or GoGui at that command (DESIGN.md §8).
+and point Sabaki, Lizzie or GoGui at that command (docs/design.md §8).
 
 Protocol (GTP v2, §2.2 and §3 of the specification). Each input line has its
 control characters removed except HT and LF, HT becomes a space, and
@@ -17,7 +17,7 @@ a ``?`` response and leaves the engine's state as it was before the command.
 
 Game state. The engine keeps a list of positions for ``undo``; each holds a
 :class:`saijax.go.GoState` and what is needed to write the game as SGF. The
-rules are saijax's (DESIGN.md §1): positional superko, no suicide, the game
+rules are saijax's (docs/design.md §1): positional superko, no suicide, the game
 ends after two passes or at the move cap (2·N² moves), after which moves are
 illegal. GTP lets a controller play either colour at any time; a move by the
 player not to move is recorded as a pass by the player to move followed by
@@ -406,10 +406,9 @@ class GtpEngine:
           komi: the initial komi.
           seed: PRNG seed of the searches.
           verbose: print a line per genmove on stderr.
-          search_config: other search settings (default ``SearchConfig()``);
-            its λ, μ, threshold and simulations are replaced by the above.
+          search_config: other search settings (default the player's); its
+            simulations are replaced by ``visits``.
         """
-        self.player = player
         self.rules = go.GoRules(player.board_size)
         if not 1 <= int(visits) <= _MAX_VISITS:
             raise ValueError(f"visits must be in 1..{_MAX_VISITS}, got {visits}")
@@ -418,17 +417,11 @@ class GtpEngine:
         self.visits = int(visits)
         self.resign_threshold = float(resign_threshold)
         self.verbose = verbose
-        config = dataclasses.replace(
-            search_config or search.SearchConfig(),
-            num_simulations=self.visits,
-            lambda_=float(lambda_),
-            mu=float(mu),
-            threshold=float(threshold),
-            pv_length=_PV_LENGTH,
-        )
-        evaluator = search.make_network_evaluator(player.net, self.rules)
-        self.agent = search.Agent(self.rules, evaluator, player.variables, config, seed=seed)
-        self.agent.set_agent(lambda_, mu, threshold)  # validates threshold too
+        config = dataclasses.replace(search_config or player.config, pv_length=_PV_LENGTH)
+        # The session's player: replaced (it is frozen) when lz-setoption changes it.
+        self.player = player.replace(config=config, agent=search.Agent(lambda_, mu, threshold))
+        self._key = jax.random.PRNGKey(seed)
+        self._search_fns: dict[int, Callable] = {}
         self._komi = float(komi)
         self._empty = _init_fn(self.rules)(jnp.float32(self._komi))
         self._history: list[_Position] = [_Position(self._empty)]
@@ -474,6 +467,25 @@ class GtpEngine:
     @property
     def komi(self) -> float:
         return self._komi
+
+    @property
+    def agent(self) -> search.Agent:
+        """The λ/μ agent in use."""
+        return self.player.agent
+
+    def search(self, state: go.GoState, visits: int | None = None) -> search.SearchOutput:
+        """One search of ``state`` with a fresh key; the output for a batch of one.
+
+        Jitted searches are cached per visit count; the agent is traced, so
+        ``lz-setoption`` never recompiles.
+        """
+        visits = int(visits or self.visits)
+        if visits not in self._search_fns:
+            config = dataclasses.replace(self.player.config, num_simulations=visits)
+            self._search_fns[visits] = search.make_search_fn(self.player.evaluator, self.rules, config)
+        self._key, key = jax.random.split(self._key)
+        batched = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[None], state)
+        return self._search_fns[visits](self.player.variables, key, batched, self.player.agent.params())
 
     def commands(self) -> list[str]:
         """The supported command names."""
@@ -545,12 +557,10 @@ class GtpEngine:
     # -- state helpers ------------------------------------------------------
 
     def _snapshot(self):
-        return (list(self._history), self._komi, self.visits, self.resign_threshold, self.agent.agent)
+        return (list(self._history), self._komi, self.visits, self.resign_threshold, self.player)
 
     def _restore(self, snapshot) -> None:
-        history, komi, visits, resign, agent = snapshot
-        self._history, self._komi, self.visits, self.resign_threshold = history, komi, visits, resign
-        self.agent.set_agent(*agent)
+        self._history, self._komi, self.visits, self.resign_threshold, self.player = snapshot
 
     def _board_is_empty(self) -> bool:
         state = self.state
@@ -581,55 +591,48 @@ class GtpEngine:
 
     def _search_round(self, state: go.GoState) -> _Round:
         """One search from ``state``: the chosen move and per-child statistics."""
-        out, tree = self.agent.search(state, self.visits)
-        out = jax.device_get(out)
-        child_visits, child_index, node_beta = (
-            np.asarray(x)
-            for x in jax.device_get((tree.children_visits[0], tree.children_index[0], tree.embeddings.beta[0]))
+        out = self.search(state)
+        moves = tuple(
+            {
+                "move": m.action,
+                "visits": m.visits,
+                "winrate": _finite(m.value, 0.5),
+                "prior": _finite(m.prior),
+                "score_lead": _finite(m.score_lead),
+                "beta": _finite(m.beta),
+                "pv": list(m.pv),
+            }
+            for m in search.root_moves(out)
         )
-        root_visits = np.asarray(out.child_visits[0])
-        q = np.asarray(out.child_q[0])
-        moves = []
-        for a in np.flatnonzero(root_visits > 0):
-            a = int(a)
-            node = int(child_index[0, a])
-            pv = [a]
-            cursor = node
-            while cursor >= 0 and len(pv) < _PV_LENGTH:
-                b = int(np.argmax(child_visits[cursor]))
-                if child_visits[cursor, b] <= 0:
-                    break
-                pv.append(b)
-                cursor = int(child_index[cursor, b])
-            moves.append(
-                {
-                    "move": a,
-                    "visits": int(root_visits[a]),
-                    "winrate": _finite(q[a], 0.5),
-                    "prior": _finite(out.child_prior[0, a]),
-                    "score_lead": _finite(out.child_score_lead[0, a]),
-                    "beta": float(node_beta[node]) if node >= 0 else 0.0,
-                    "pv": pv,
-                }
+        action, best, winrate, alpha, beta, visits = jax.device_get(
+            (
+                out.action[0],
+                out.best_value[0],
+                out.root_winrate[0],
+                out.root_alpha[0],
+                out.root_beta[0],
+                out.visit_counts[0],
             )
-        finite_q = q[np.isfinite(q)]
-        best = float(finite_q.max()) if finite_q.size else float(out.root_value[0])
+        )
         return _Round(
-            action=int(out.action[0]),
-            best_value=best,
-            winrate=float(out.root_winrate[0]),
-            alpha=float(out.root_alpha[0]),
-            beta=float(out.root_beta[0]),
-            visits=int(root_visits.sum()),
-            moves=tuple(moves),
+            action=int(action),
+            best_value=float(best),
+            winrate=float(winrate),
+            alpha=float(alpha),
+            beta=float(beta),
+            visits=int(np.sum(visits)),
+            moves=moves,
         )
 
     def _should_resign(self, state: go.GoState, result: _Round) -> bool:
-        if self.resign_threshold < 0:
-            return False
-        if int(state.move_count) < self.rules.num_points / 4:
-            return False
-        return result.best_value < self.resign_threshold
+        return bool(
+            search.should_resign(
+                result.best_value,
+                int(state.move_count),
+                threshold=self.resign_threshold,
+                resign_after=search.default_resign_after(self.rules),
+            )
+        )
 
     def _commit_genmove(self, position: _Position, colour: int, result: _Round | None) -> str:
         """Plays the searched move for ``colour``; returns its vertex or "resign"."""
@@ -910,7 +913,7 @@ class GtpEngine:
             value = _parse_float(value_text)
             key = {"lambda": "lambda_"}.get(name, name)
             try:
-                self.agent.set_agent(**{key: value})
+                self.player = self.player.with_agent(**{key: value})
             except ValueError as e:
                 raise _Failure(str(e)) from None
         elif name in ("visits", "playouts"):
@@ -1089,7 +1092,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="resign when the best move's value is below this (negative: never)",
     )
     parser.add_argument("--komi", type=float, default=7.5, help="initial komi")
-    parser.add_argument("--algorithm", default="gumbel", choices=["gumbel", "puct"], help="search algorithm")
+    parser.add_argument("--algorithm", default="gumbel", choices=search.ALGORITHMS, help="search algorithm")
     parser.add_argument("--seed", type=int, default=0, help="PRNG seed (random net and searches)")
     parser.add_argument("--verbose", action="store_true", help="one line per genmove on stderr")
     return parser.parse_args(argv)
@@ -1127,7 +1130,7 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
                 komi=args.komi,
                 seed=args.seed,
                 verbose=args.verbose,
-                search_config=search.SearchConfig(algorithm=args.algorithm),
+                search_config=dataclasses.replace(player.config, algorithm=args.algorithm),
             )
         except (ValueError, OSError) as e:
             return cli.report_error(f"saijax.gtp: error: {e}", 2, exit_now=exit_on_error)

@@ -79,7 +79,7 @@ def find_gnugo() -> str | None:
 
 
 def gnugo_argv(level: int = 1, *, extra: Sequence[str] = ()) -> list[str]:
-    """Command line for GNU Go in GTP mode under saijax's rules (DESIGN §1).
+    """Command line for GNU Go in GTP mode under saijax's rules (docs/design.md §1).
 
     Chinese (area) rules, positional superko and no suicide. GNU Go's own
     scoring still removes dead stones, so game results should be scored by

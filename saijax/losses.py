@@ -1,4 +1,4 @@
-"""Training losses for the SAI, winrate and score value heads (DESIGN §7).
+"""Training losses for the SAI, winrate and score value heads (docs/design.md §7).
 
 The loss is
 
@@ -10,7 +10,7 @@ where the value MSE depends on the head:
   the predicted win probability at the row's own komi and z ∈ {0, ½, 1}.
   SAI's TensorFlow code wrote this as 0.7 · MSE(tanh(β/2·(α+k)), 2z − 1).
   Since tanh(t/2) = 2σ(t) − 1, that is 0.7 · 4 · MSE(τ, z), so the matching
-  `value_weight` on the [0, 1] scale is 2.8 (DESIGN §10).
+  `value_weight` on the [0, 1] scale is 2.8 (docs/design.md §10).
 * ``'winrate'``: AlphaZero/Leela Zero style, MSE(v, 2z − 1) for a tanh v.
 * ``'score'``: Leela Zero Score style, MSE(s, margin / N²) for a linear s,
   weighted by `score_weight` (20 in the LZS paper) instead of `value_weight`.
@@ -26,10 +26,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from saijax import sigmoid
+from saijax import networks, sigmoid
 
 __all__ = [
-    "VALUE_HEADS",
     "policy_loss",
     "value_loss_sai",
     "value_loss_winrate",
@@ -37,8 +36,6 @@ __all__ = [
     "l2_loss",
     "total_loss",
 ]
-
-VALUE_HEADS = ("sai", "winrate", "score")
 
 
 def _masked_log_softmax(logits, keep):
@@ -67,7 +64,7 @@ def policy_loss(logits, target):
 
 
 def value_loss_sai(alpha, beta, signed_komi, z):
-    """MSE(τ(k_s), z) for the SAI head, batch mean (DESIGN §7).
+    """MSE(τ(k_s), z) for the SAI head, batch mean (docs/design.md §7).
 
     Args:
         alpha: [B] α, the mover's lead before komi.
@@ -151,7 +148,7 @@ def total_loss(
     score_weight: float = 20.0,
     board_size: int,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
-    """The full training loss and its metrics (DESIGN §7).
+    """The full training loss and its metrics (docs/design.md §7).
 
         loss = policy CE + w · value MSE + l2_coef · ½Σw²
 
@@ -180,8 +177,8 @@ def total_loss(
         'l2_loss' (unweighted ½Σw²), 'policy_entropy' (of the predicted policy)
         and 'policy_accuracy' (argmax of prediction equals argmax of target).
     """
-    if value_head not in VALUE_HEADS:
-        raise ValueError(f"value_head must be one of {VALUE_HEADS}, got {value_head!r}")
+    if value_head not in networks.VALUE_HEADS:
+        raise ValueError(f"value_head must be one of {networks.VALUE_HEADS}, got {value_head!r}")
     logits = outputs.policy_logits
     target = batch["policy"]
     p_loss = policy_loss(logits, target)

@@ -1,19 +1,20 @@
-"""The SAI residual network and its baseline value heads (DESIGN.md §3).
+"""The SAI residual network and its baseline value heads (docs/design.md §3).
 
 One trunk, one policy head and a choice of value head:
 
 * ``"sai"``: SAI's double value head. α is the expected board lead of the
   player to move P, before komi, in points; β > 0 is the steepness of P's
-  win-probability sigmoid ``τ(x) = σ(β (α + x))`` (DESIGN.md §4). Input:
-  the 17 SAI planes of DESIGN.md §2.
+  win-probability sigmoid ``τ(x) = σ(β (α + x))`` (docs/design.md §4). Input:
+  the 17 SAI planes of docs/design.md §2.
 * ``"winrate"``: the AlphaZero / Leela Zero baseline, a tanh output trained on
   ±1 at one fixed komi.
 * ``"score"``: the Leela Zero Score baseline, a linear output trained on the
   final Tromp–Taylor margin divided by N².
 
 The baselines take 18 planes: the 17 SAI planes followed by a colour plane.
-The caller builds that plane (its convention belongs to the feature code);
-the module reads the channel count from its input and never hard-codes it.
+``saijax.features`` builds the planes; this module only knows how many each
+head takes (``input_planes``), since its first convolution's width depends
+on that, and otherwise reads the channel count from its input.
 
 Layout. Every convolution uses zero ("SAME") padding and no bias, since a
 batch norm follows each one:
@@ -44,6 +45,7 @@ statistics, in eval mode ``None``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -54,6 +56,7 @@ import jax.numpy as jnp
 
 __all__ = [
     "NetworkOutputs",
+    "NetworkSpec",
     "SaiNet",
     "VALUE_HEADS",
     "apply_network",
@@ -109,8 +112,9 @@ def input_planes(value_head: str) -> int:
       value_head: "sai", "winrate" or "score".
 
     Returns:
-      17 for "sai" (DESIGN.md §2, no colour plane); 18 for the baselines (the
-      17 SAI planes followed by a colour plane that the caller supplies).
+      17 for "sai" (docs/design.md §2, no colour plane); 18 for the baselines (the
+      17 SAI planes followed by a colour plane). ``features.network_inputs``
+      builds them.
 
     Raises:
       ValueError: if ``value_head`` is not one of the three kinds.
@@ -169,7 +173,7 @@ class _ResidualBlock(nn.Module):
 
 
 class SaiNet(nn.Module):
-    """SAI's residual network (DESIGN.md §3) with a selectable value head.
+    """SAI's residual network (docs/design.md §3) with a selectable value head.
 
     Attributes:
       board_size: N, the static board size (2..19).
@@ -201,8 +205,23 @@ class SaiNet(nn.Module):
     def effective_beta_scale(self) -> float:
         """The factor multiplying exp(out) in β (10 / N² when unset)."""
         if self.beta_scale is None:
-            return 10.0 / self.board_size**2
+            return _default_beta_scale(self.board_size)
         return float(self.beta_scale)
+
+    @property
+    def spec(self) -> NetworkSpec:
+        """The net's architecture: what a checkpoint records to rebuild it.
+
+        Only the configurable fields: the hidden widths and ``dtype`` are
+        left out (checkpoints always use the defaults).
+        """
+        return NetworkSpec(
+            board_size=self.board_size,
+            blocks=self.blocks,
+            filters=self.filters,
+            value_head=self.value_head,
+            beta_scale=self.beta_scale,
+        )
 
     @nn.compact
     def __call__(self, x: jax.Array, *, train: bool) -> NetworkOutputs:
@@ -263,10 +282,89 @@ class SaiNet(nn.Module):
         return NetworkOutputs(policy_logits=policy_logits, alpha=out * (n * n), beta=ones, value=out)
 
 
+def _default_beta_scale(board_size: int) -> float:
+    """SAI's engine default for β's scale: 10 / N²."""
+    return 10.0 / board_size**2
+
+
+_SPEC_FIELDS = ("board_size", "blocks", "filters", "value_head", "beta_scale")
+
+
+@dataclasses.dataclass(frozen=True)
+class NetworkSpec:
+    """Everything that fixes a network's function: one description that both
+    builds the net and is stored with its checkpoints.
+
+    Attributes:
+      board_size: N, 2..19.
+      blocks: residual blocks, >= 0.
+      filters: trunk channels, >= 1.
+      value_head: "sai", "winrate" or "score".
+      beta_scale: β = exp(out) · beta_scale. None at construction means
+        SAI's default 10 / N², and is resolved at once: the field always
+        holds the effective float, so two specs of the same net compare
+        equal and a stored spec does not depend on the default's formula.
+        (``dataclasses.replace`` keeps the resolved value, even with a new
+        ``board_size``.)
+
+    Raises:
+      ValueError: naming the field, for an unusable configuration.
+    """
+
+    board_size: int
+    blocks: int
+    filters: int
+    value_head: str = "sai"
+    beta_scale: float | None = None
+
+    def __post_init__(self):
+        _validate(self.board_size, self.blocks, self.filters, self.value_head, self.beta_scale)
+        if self.beta_scale is None:
+            object.__setattr__(self, "beta_scale", _default_beta_scale(self.board_size))
+        else:
+            object.__setattr__(self, "beta_scale", float(self.beta_scale))
+
+    def build(self) -> SaiNet:
+        """The flax module (stateless; see ``init_network`` for its variables)."""
+        return SaiNet(
+            board_size=self.board_size,
+            blocks=self.blocks,
+            filters=self.filters,
+            value_head=self.value_head,
+            beta_scale=self.beta_scale,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The five fields as a JSON-able dict (``beta_scale`` resolved)."""
+        return {name: getattr(self, name) for name in _SPEC_FIELDS}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> NetworkSpec:
+        """The spec ``to_dict`` wrote.
+
+        Args:
+          d: a mapping with the keys board_size, blocks, filters, value_head
+            and beta_scale (None: the default 10 / N²). Other keys are
+            ignored, so a checkpoint's metadata can be passed whole.
+
+        Raises:
+          ValueError: naming the missing or bad key.
+        """
+        if not hasattr(d, "keys"):
+            raise ValueError(f"a network spec must be a dict with keys {_SPEC_FIELDS}, got {d!r}")
+        missing = [name for name in _SPEC_FIELDS if name not in d]
+        if missing:
+            raise ValueError(f"network spec is missing {', '.join(missing)}: got keys {sorted(d)}")
+        return cls(**{name: d[name] for name in _SPEC_FIELDS})
+
+
 def make_network(
     board_size: int, *, blocks: int, filters: int, value_head: str = "sai", beta_scale: float | None = None
 ) -> SaiNet:
     """Builds a SaiNet after checking its configuration.
+
+    Shorthand for ``NetworkSpec(board_size, blocks, filters, value_head,
+    beta_scale).build()``.
 
     Args:
       board_size: N, 2..19.
@@ -281,8 +379,7 @@ def make_network(
     Raises:
       ValueError: naming the offending field, or the bad value_head.
     """
-    _validate(board_size, blocks, filters, value_head, beta_scale)
-    return SaiNet(board_size=board_size, blocks=blocks, filters=filters, value_head=value_head, beta_scale=beta_scale)
+    return NetworkSpec(board_size, blocks, filters, value_head, beta_scale).build()
 
 
 def init_network(net: SaiNet, key: jax.Array, batch_size: int = 1) -> dict[str, Any]:

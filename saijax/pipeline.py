@@ -1,4 +1,4 @@
-"""The main job: generations of self-play, training and checkpoints (DESIGN §6, §7, §9).
+"""The main job: generations of self-play, training and checkpoints (docs/design.md §6, §7, §9).
 
 ``train_and_evaluate(config, workdir)`` is what ``python -m saijax.train``
 runs; notebooks and tests call it directly. Each generation:
@@ -27,7 +27,7 @@ import json
 import os
 import sys
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -37,20 +37,26 @@ from jax.sharding import NamedSharding, PartitionSpec
 from saijax import checkpoints, go, networks, replay, search, selfplay, sgf, training
 from saijax import config as config_lib
 
-__all__ = ["train_and_evaluate", "search_config", "selfplay_config", "MetricsWriter"]
+__all__ = ["train_and_evaluate", "search_config", "selfplay_agent", "selfplay_config", "MetricsWriter"]
 
 
 def search_config(config, generation: int) -> search.SearchConfig:
     """The static search settings of a generation (visits from the schedule)."""
     return dataclasses.replace(
-        search.SearchConfig.from_config(config.search),
+        config_lib.from_section(search.SearchConfig, config.search),
         num_simulations=config_lib.num_simulations(config, generation),
         dirichlet_alpha=config_lib.dirichlet_alpha(config),
     )
 
 
+def selfplay_agent(config) -> search.Agent:
+    """The λ/μ agent of self-play (``config.search.lambda_``, ``mu``, ``threshold``)."""
+    return search.Agent(config.search.lambda_, config.search.mu, config.search.threshold)
+
+
 def selfplay_config(config) -> selfplay.SelfPlayConfig:
-    return selfplay.SelfPlayConfig.from_config(config.selfplay)
+    """The static self-play settings (``config.selfplay``)."""
+    return config_lib.from_section(selfplay.SelfPlayConfig, config.selfplay)
 
 
 class MetricsWriter:
@@ -155,6 +161,50 @@ def _shard_selfplay(sp: selfplay.SelfPlayState, mesh) -> selfplay.SelfPlayState:
     return selfplay.SelfPlayState(**out)
 
 
+class _Built(NamedTuple):
+    """What the pipeline builds from one network spec."""
+
+    spec: networks.NetworkSpec
+    net: networks.SaiNet
+    optimizer: Any  # optax.GradientTransformation
+    train_step: Any  # training.make_train_step's step
+    evaluator: search.Evaluator
+
+
+def _build(spec: networks.NetworkSpec, config, rules: go.GoRules, mesh) -> _Built:
+    """The network, its optimizer, train step and search evaluator: the one
+    place the pipeline builds them (fresh start, resume and growth)."""
+    net = spec.build()
+    optimizer = training.make_optimizer(config.training)
+    train_step = training.make_train_step(net, spec.board_size, config.training, mesh=mesh, optimizer=optimizer)
+    return _Built(spec, net, optimizer, train_step, search.make_network_evaluator(net, rules))
+
+
+def _resume_spec(config, meta: dict[str, Any], step_dir: str) -> networks.NetworkSpec:
+    """The network of the checkpoint a run resumes from, checked against the config.
+
+    Its shape (blocks, filters) is the checkpoint's; its board size, value
+    head and β scale must be the config's. A format-1 checkpoint did not
+    record beta_scale: its net was built with the config's, which is taken.
+
+    Raises:
+      checkpoints.CheckpointError: naming the checkpoint, on a mismatch.
+    """
+    want = training.network_spec(config, int(meta["generation"]))
+    beta_scale = want.beta_scale if meta["beta_scale"] is None else meta["beta_scale"]
+    stored = networks.NetworkSpec.from_dict({**meta, "beta_scale": beta_scale})
+
+    def describe(spec):
+        return f"{spec.board_size}x{spec.board_size} {spec.value_head!r} net with beta_scale {spec.beta_scale!r}"
+
+    if (stored.board_size, stored.value_head, stored.beta_scale) != (want.board_size, want.value_head, want.beta_scale):
+        raise checkpoints.CheckpointError(
+            f"checkpoint {step_dir} is for a {describe(stored)}, but the config asks for a {describe(want)} "
+            "(board_size, network.value_head, network.beta_scale); use another --workdir"
+        )
+    return stored
+
+
 def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print) -> dict[str, Any]:
     """Runs (or resumes) a whole training run. Returns a final summary dict."""
     config_lib.validate(config)
@@ -174,40 +224,27 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
     writer = MetricsWriter(workdir)
     base_key = jax.random.PRNGKey(config.seed)
     value_head = config.network.value_head
-    with_colour = value_head != "sai"
     summary: dict[str, Any] = {}
 
     with checkpoints.Checkpointer(workdir) as ckpt:
         latest = ckpt.latest_generation()
         if latest is None:
             start = 0
-            blocks, filters = config_lib.network_shape(config, 0)
-            net = training.network_for_generation(config, 0)
-            optimizer = training.make_optimizer(config.training)
-            state = training.create_train_state(net, optimizer, jax.random.fold_in(base_key, 10**6), mesh=mesh)
-        else:
-            meta = ckpt.read_metadata(latest)
-            blocks, filters = int(meta["blocks"]), int(meta["filters"])
-            if int(meta["board_size"]) != n or meta["value_head"] != value_head:
-                raise checkpoints.CheckpointError(
-                    f"checkpoint {ckpt.step_directory(latest)} is for a {meta['board_size']}x"
-                    f"{meta['board_size']} {meta['value_head']!r} net, but the config asks for {n}x{n} "
-                    f"{value_head!r}; use another --workdir"
-                )
-            net = networks.make_network(
-                n, blocks=blocks, filters=filters, value_head=value_head, beta_scale=config.network.beta_scale or None
+            built = _build(training.network_spec(config, 0), config, rules, mesh)
+            state = training.create_train_state(
+                built.net, built.optimizer, jax.random.fold_in(base_key, 10**6), mesh=mesh
             )
-            optimizer = training.make_optimizer(config.training)
-            template = training.abstract_train_state(net, optimizer, mesh=mesh)
-            payload = ckpt.restore(latest, template, expected_shape=(blocks, filters))
+        else:
+            spec = _resume_spec(config, ckpt.read_metadata(latest), ckpt.step_directory(latest))
+            built = _build(spec, config, rules, mesh)
+            template = training.abstract_train_state(built.net, built.optimizer, mesh=mesh)
+            payload = ckpt.restore(latest, template, expected_shape=(spec.blocks, spec.filters))
             state = payload.state
             start = latest + 1
             log(f"resuming from {payload.directory}: generation {latest} done, continuing at {start}")
             # A kill between the checkpoint and the metrics line: restore the line.
             if latest not in writer.generations() and "metrics" in payload.extra:
                 writer.write(latest, payload.extra["metrics"])
-        train_step = training.make_train_step(net, n, config.training, mesh=mesh, optimizer=optimizer)
-        evaluator = search.make_network_evaluator(net, rules)
 
         sp_state = None
         collector = selfplay.GameCollector(rules)
@@ -219,36 +256,33 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             metrics: dict[str, Any] = {}
 
             # Network growth from the schedule.
-            want = config_lib.network_shape(config, gen)
-            if want != (blocks, filters):
-                window = config_lib.window_size(config, gen)
+            want = training.network_spec(config, gen)
+            if want != built.spec:
                 have = [g for g in buffer.available_generations() if g < gen]
-                log(f"growing the network {blocks}x{filters} -> {want[0]}x{want[1]}")
+                log(f"growing the network {built.spec.blocks}x{built.spec.filters} -> {want.blocks}x{want.filters}")
                 if have:
-                    buffer.load_window(have[-1], window)
-                    grown = training.grow_network(
-                        config,
-                        gen,
-                        key=jax.random.fold_in(gen_key, 1),
-                        sample_batch=lambda k: buffer.sample(k, config.training.batch_size, with_colour=with_colour),
-                        start_step=int(jax.device_get(state.step)),
-                        mesh=mesh,
-                    )
-                    net, state, train_step, optimizer = grown.net, grown.state, grown.train_step, grown.optimizer
-                    metrics.update({f"growth_{k}": v for k, v in grown.metrics.items()})
-                else:
-                    net = training.network_for_generation(config, gen)
-                    optimizer = training.make_optimizer(config.training)
-                    state = training.create_train_state(net, optimizer, jax.random.fold_in(gen_key, 1), mesh=mesh)
-                    train_step = training.make_train_step(net, n, config.training, mesh=mesh, optimizer=optimizer)
-                blocks, filters = want
-                evaluator = search.make_network_evaluator(net, rules)
+                    buffer.load_window(have[-1], config_lib.window_size(config, gen))
+                built = _build(want, config, rules, mesh)
+                # Without replay data (e.g. a moved replay directory) the new
+                # net starts untrained.
+                grown = training.grow_network(
+                    built.net,
+                    built.optimizer,
+                    built.train_step,
+                    key=jax.random.fold_in(gen_key, 1),
+                    sample_batch=lambda k: buffer.sample(k, config.training.batch_size, value_head=value_head),
+                    num_steps=int(config.training.steps_per_generation) if have else 0,
+                    start_step=int(jax.device_get(state.step)),
+                    mesh=mesh,
+                )
+                state = grown.state
+                metrics.update({f"growth_{k}": v for k, v in grown.metrics.items()})
                 chunk_fns.clear()
                 sp_state = None
                 collector = selfplay.GameCollector(rules)
 
             variables = state.variables
-            alpha0, beta0, logits0 = _empty_board_eval(evaluator, variables, rules)
+            alpha0, beta0, logits0 = _empty_board_eval(built.evaluator, variables, rules)
 
             # Self-play.
             t_sp = time.time()
@@ -260,7 +294,9 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 s_cfg = search_config(config, gen)
                 fn_key = (s_cfg.num_simulations,)
                 if fn_key not in chunk_fns:
-                    chunk_fns[fn_key] = selfplay.make_chunk_fn(evaluator, rules, s_cfg, sp_cfg)
+                    chunk_fns[fn_key] = selfplay.make_chunk_fn(
+                        built.evaluator, rules, s_cfg, sp_cfg, agent=selfplay_agent(config)
+                    )
                 chunk = chunk_fns[fn_key]
                 if sp_state is None:
                     sp_state = selfplay.init_selfplay(rules, sp_cfg, jax.random.fold_in(gen_key, 2), alpha0, beta0)
@@ -306,32 +342,31 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             def sample(k):
                 if bar is not None:
                     bar.update(1)
-                return buffer.sample(k, config.training.batch_size, with_colour=with_colour)
+                return buffer.sample(k, config.training.batch_size, value_head=value_head)
 
             train_key = jax.random.fold_in(gen_key, 3)
             if config.gating.enabled:
                 state, train_metrics, gate = _train_with_gating(
-                    config, rules, net, state, train_step, sample, steps, train_key, alpha0, gen
+                    config, rules, built.net, state, built.train_step, sample, steps, train_key, alpha0, gen
                 )
                 metrics.update(gate)
             else:
-                state, train_metrics = training.train_on_window(state, train_step, sample, steps, train_key)
+                state, train_metrics = training.train_on_window(state, built.train_step, sample, steps, train_key)
             if bar is not None:
                 bar.close()
             metrics.update({f"train_{k}": v for k, v in train_metrics.items()})
             metrics["window_rows"] = int(buffer.num_rows)
             metrics["train_seconds"] = time.time() - t_tr
-            metrics["network"] = f"{blocks}x{filters}"
+            metrics["network"] = f"{built.spec.blocks}x{built.spec.filters}"
+            metrics["network_params"] = networks.param_count(state.params)
+            metrics["games_in_flight"] = collector.pending_games
             metrics["simulations"] = config_lib.num_simulations(config, gen)
 
             ckpt_dir = ckpt.save(
                 gen,
                 state=state,
                 rng_key=jax.random.fold_in(base_key, gen + 1),
-                blocks=blocks,
-                filters=filters,
-                value_head=value_head,
-                board_size=n,
+                network=built.spec,
                 replay_dir=buffer.directory,
                 extra={"alpha_empty": alpha0, "beta_empty": beta0, "metrics": _jsonable(metrics)},
             )
@@ -341,7 +376,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             summary = {"checkpoint": ckpt_dir, "generation": gen}
 
         # Final report from the latest net.
-        alpha0, beta0, logits0 = _empty_board_eval(search.make_network_evaluator(net, rules), state.variables, rules)
+        alpha0, beta0, logits0 = _empty_board_eval(built.evaluator, state.variables, rules)
         legal = np.asarray(go.init(rules, 0.0).legal)
         first = int(np.argmax(np.where(legal, logits0, -np.inf)))
         summary.update(
@@ -358,7 +393,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
 
 
 def _train_with_gating(config, rules, net, state, train_step, sample, steps, key, alpha_empty, generation):
-    """Weak gating (DESIGN §7): export c candidates while training, match each
+    """Weak gating (docs/design.md §7): export c candidates while training, match each
     against the net that played this generation, promote the best.
 
     The best candidate (by score: wins + draws/2) replaces the previous net if
@@ -367,7 +402,7 @@ def _train_with_gating(config, rules, net, state, train_step, sample, steps, key
     batched arena games at the fair komi α_∅ (rounded to ½ℤ, or the fixed
     komi), colours alternating.
     """
-    from saijax import arena  # the arena is only needed when gating
+    from saijax import arena, players  # only needed when gating
 
     c = int(config.gating.candidates)
     previous = jax.tree_util.tree_map(np.asarray, jax.device_get(state.variables))
@@ -384,22 +419,21 @@ def _train_with_gating(config, rules, net, state, train_step, sample, steps, key
     }
     komi = config.selfplay.komi if config.selfplay.komi_mode == "fixed" else float(np.round(alpha_empty * 2) / 2)
     s_cfg = search_config(config, generation)
-    prev_player = arena.ArenaPlayer.from_network("previous", net, previous, rules, s_cfg)
+    previous_player = players.Player.from_network("previous", net, previous, config=s_cfg)
     scores = []
     for i, cand in enumerate(candidates):
-        player = arena.ArenaPlayer.from_network(f"candidate{i}", net, cand, rules, s_cfg)
-        results = arena.play_match(
-            rules,
-            player,
-            prev_player,
+        player = previous_player.replace(name=f"candidate{i}", variables=cand)
+        settings = arena.MatchSettings(
             games=int(config.gating.games),
             komi=komi,
             seed=generation * 1000 + i,
+            max_moves=rules.max_moves,
             score_visits=None,
         )
-        wins = sum((r.winner == "black") == (r.black == player.name) and r.winner != "draw" for r in results)
-        draws = sum(r.winner == "draw" for r in results)
-        scores.append((wins + 0.5 * draws) / max(len(results), 1))
+        games = arena.play_match(player, previous_player, settings)
+        wins = sum((r.winner == "black") == (r.black == player.name) and r.winner != "draw" for r in games)
+        draws = sum(r.winner == "draw" for r in games)
+        scores.append((wins + 0.5 * draws) / max(len(games), 1))
     best = int(np.argmax(scores))
     promoted = scores[best] >= float(config.gating.threshold)
     chosen = candidates[best] if promoted else previous

@@ -1,77 +1,226 @@
-"""Networks ready to play: a checkpoint or a random net, for GTP and the arena.
+"""Players: the one thing that chooses moves in saijax (docs/design.md §8).
 
-A :class:`Player` is what an engine needs to search with a network: the flax
-module, its inference variables (``{'params', 'batch_stats'}``) and the
-board size it plays on. The network's dense layers fix N, so a player
-supports exactly one board size.
+A :class:`Player` is a frozen bundle of what a search needs: a name, an
+evaluator and its variables (a network's ``{'params', 'batch_stats'}``), the
+static search settings (:class:`saijax.search.SearchConfig`) and the λ/μ
+agent (:class:`saijax.search.Agent`, validated in its own constructor). The
+arena, the GTP engine, gating and the experiments all play with players; a
+player with another agent or visit count is a new player
+(:meth:`Player.with_agent`, :meth:`Player.with_visits`). A network's dense
+layers fix N, so a player supports exactly one board size.
 
-:func:`load_player` builds one of two kinds:
+Ways to get one:
 
-* ``checkpoint=None``: a randomly initialised net (the "random net" that
-  anchors Elo at 0, and what the engine plays before training exists);
-* a checkpoint: a run's workdir, its ``checkpoints`` directory, or one
-  generation's step directory (``<workdir>/checkpoints/12``). Without a step
-  directory the newest generation is used.
+* :func:`load_player` with a checkpoint: a run's workdir, its
+  ``checkpoints`` directory, or one generation's step directory
+  (``<workdir>/checkpoints/12``); without a step directory the newest
+  generation is used;
+* :func:`random_player` (or ``load_player(None, ...)``): a randomly
+  initialised net, the "random net" that anchors Elo at 0;
+* :func:`uniform_player`: uniformly random legal moves, no network;
+* :meth:`Player.from_network`: any flax network and its variables.
 
-Checkpoints are read **read-only**. ``checkpoints.Checkpointer`` opens its
-directory for writing and removes unfinished temporary directories when it
-starts, which would delete the save in progress of a training run that is
-still going; an engine watching a live run must never do that. The restore
-therefore opens its own read-only orbax manager and restores only the
-network variables (a partial restore: the optimizer state, whose structure
-depends on the training config, is never read). It relies on the layout
-documented in ``saijax/checkpoints.py``: items ``state`` (a tree with the
-TrainState under ``train_state``) and ``meta`` (JSON with the network shape).
+Checkpoints are read **read-only**, through :func:`checkpoints.load_network`
+(never a ``checkpoints.Checkpointer``, which would delete the save in
+progress of a training run that is still going), and the net is rebuilt
+from the network spec its checkpoint records.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
-import logging
 import os
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 
-from saijax import checkpoints, networks
+from saijax import checkpoints, go, networks, search
 
-__all__ = ["Player", "load_player"]
-
-# Item and tree names of the checkpoint layout (saijax/checkpoints.py).
-_STATE_ITEM = "state"
-_META_ITEM = "meta"
-_TRAIN_STATE = "train_state"
+__all__ = ["Player", "load_player", "random_player", "uniform_player"]
 
 
-@dataclasses.dataclass(frozen=True)
+@functools.cache
+def _network_evaluator(net: networks.SaiNet) -> search.Evaluator:
+    """One evaluator per network shape, so equal networks share compiled searches."""
+    return search.make_network_evaluator(net, go.GoRules(net.board_size))
+
+
+def _default_config(value_head: str) -> search.SearchConfig:
+    return search.SearchConfig(value_mode="score" if value_head == "score" else "sigmoid")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class Player:
-    """A network ready for inference.
+    """Everything needed to choose moves: the one player type of saijax.
+
+    The arena, the GTP engine, gating and the experiments all play with a
+    :class:`Player`. It is frozen: a changed agent or visit count is a new
+    player (:meth:`replace`, :meth:`with_agent`, :meth:`with_visits`).
 
     Attributes:
-      net: the flax module (``networks.SaiNet``).
-      variables: ``{'params': ..., 'batch_stats': ...}`` on the default device.
-      board_sizes: the board sizes the net supports; one, since the dense
-        layers fix N.
-      value_head: "sai", "winrate" or "score".
-      name: a short label, e.g. ``"random-2x16"`` or ``"gen12"``.
-      description: one line saying where the net came from.
-      generation: the checkpoint's generation, or None for a random net.
+      name: the player's name in results tables and SGFs.
+      evaluator: ``(variables, states) -> (policy_logits, alpha, beta)``.
+      variables: the evaluator's parameters (``{"params", "batch_stats"}``
+        for a network; None for a parameter-free evaluator).
+      config: static search settings (visits, algorithm, ...).
+      board_size: the board size the player supports (a network's dense
+        layers fix it).
+      agent: the λ/μ agent (traced, so players differing only here share
+        compiled searches).
+      net: the flax network behind ``evaluator``, or None.
+      description: one line saying where the player came from.
+      generation: the checkpoint's generation, or None.
     """
 
-    net: networks.SaiNet
-    variables: dict[str, Any]
-    board_sizes: tuple[int, ...]
-    value_head: str
     name: str
-    description: str
+    evaluator: search.Evaluator
+    variables: Any
+    config: search.SearchConfig
+    board_size: int
+    agent: search.Agent = search.Agent()
+    net: networks.SaiNet | None = None
+    description: str = ""
     generation: int | None = None
 
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"a player's name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.config, search.SearchConfig):
+            raise TypeError(f"player {self.name!r}: config must be a search.SearchConfig, got {type(self.config)}")
+        if not isinstance(self.agent, search.Agent):
+            raise TypeError(f"player {self.name!r}: agent must be a search.Agent, got {type(self.agent)}")
+        if self.net is not None and self.net.board_size != self.board_size:
+            raise ValueError(
+                f"player {self.name!r}: the network is for {self.net.board_size}x{self.net.board_size}, "
+                f"not {self.board_size}x{self.board_size}"
+            )
+
+    @classmethod
+    def from_network(
+        cls,
+        name: str,
+        net: networks.SaiNet,
+        variables: Any,
+        *,
+        config: search.SearchConfig | None = None,
+        agent: search.Agent | None = None,
+        description: str = "",
+        generation: int | None = None,
+    ) -> Player:
+        """A player from a flax network and its ``{"params", "batch_stats"}``.
+
+        Without a config, the default search settings, with
+        ``value_mode="score"`` for a ``score`` head.
+        """
+        return cls(
+            name=name,
+            evaluator=_network_evaluator(net),
+            variables=variables,
+            config=config or _default_config(net.value_head),
+            board_size=net.board_size,
+            agent=agent or search.Agent(),
+            net=net,
+            description=description,
+            generation=generation,
+        )
+
     @property
-    def board_size(self) -> int:
-        """The (only) board size of the net."""
-        return self.board_sizes[0]
+    def board_sizes(self) -> tuple[int, ...]:
+        """The board sizes the player supports (GTP's ``boardsize``): one."""
+        return (self.board_size,)
+
+    @property
+    def value_head(self) -> str:
+        """The network's value head ("sai", "winrate", "score"); "sai" without a network."""
+        return self.net.value_head if self.net is not None else "sai"
+
+    def replace(self, **changes) -> Player:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def with_agent(
+        self,
+        agent: search.Agent | None = None,
+        *,
+        lambda_: float | None = None,
+        mu: float | None = None,
+        threshold: float | None = None,
+        rename: bool = False,
+    ) -> Player:
+        """This player with another λ/μ agent (or some of its values changed).
+
+        With ``rename``, the agent's label is appended to the name, e.g.
+        ``gen12[l=1,m=0.5]``, so the two can meet in one results table.
+        """
+        agent = agent or self.agent
+        changes = {k: v for k, v in (("lambda_", lambda_), ("mu", mu), ("threshold", threshold)) if v is not None}
+        agent = agent.replace(**changes)
+        name = self.name.split("[", 1)[0] + (f"[{agent.label}]" if agent.label else "") if rename else self.name
+        return self.replace(agent=agent, name=name)
+
+    def with_visits(self, visits: int) -> Player:
+        """This player searching ``visits`` simulations per move."""
+        return self.replace(config=dataclasses.replace(self.config, num_simulations=int(visits)))
+
+    def describe(self) -> str:
+        """One line: name, search and agent."""
+        cfg, ag = self.config, self.agent
+        return (
+            f"{self.name}: {cfg.algorithm} {cfg.num_simulations} visits, "
+            f"lambda={ag.lambda_:g} mu={ag.mu:g} threshold={ag.threshold:g}"
+        )
+
+
+def random_player(
+    board_size: int,
+    *,
+    blocks: int = 2,
+    filters: int = 16,
+    value_head: str = "sai",
+    seed: int = 0,
+    name: str = "random",
+    config: search.SearchConfig | None = None,
+    agent: search.Agent | None = None,
+) -> Player:
+    """A randomly initialised network: the "random net" that anchors Elo at 0."""
+    net = networks.make_network(board_size, blocks=blocks, filters=filters, value_head=value_head)
+    # Jitted: one compile is much faster than flax's op-by-op init.
+    variables = jax.jit(functools.partial(networks.init_network, net))(jax.random.PRNGKey(seed))
+    return Player.from_network(
+        name,
+        net,
+        variables,
+        config=config,
+        agent=agent,
+        description=f"random {value_head} net {blocks}x{filters} for {board_size}x{board_size}, seed {seed}",
+    )
+
+
+def _uniform_evaluate(params, states):
+    del params
+    zeros = jnp.zeros(states.board.shape[0], jnp.float32)
+    return jnp.zeros(states.legal.shape, jnp.float32), zeros, jnp.ones_like(zeros)
+
+
+def uniform_player(board_size: int, name: str = "uniform") -> Player:
+    """A player that picks uniformly among legal moves (pass included).
+
+    One Gumbel simulation with a flat prior: the move is the argmax of i.i.d.
+    Gumbel noise over the legal actions, i.e. a uniform draw. Its value head
+    says "even" (α = 0), so it never resigns.
+    """
+    rules = go.GoRules(board_size)
+    config = search.SearchConfig(num_simulations=1, max_num_considered_actions=rules.num_actions, pv_length=0)
+    return Player(
+        name=name,
+        evaluator=_uniform_evaluate,
+        variables=None,
+        config=config,
+        board_size=board_size,
+        description="uniformly random legal moves",
+    )
 
 
 def load_player(
@@ -82,6 +231,9 @@ def load_player(
     filters: int = 16,
     value_head: str = "sai",
     seed: int = 0,
+    name: str | None = None,
+    config: search.SearchConfig | None = None,
+    agent: search.Agent | None = None,
 ) -> Player:
     """A checkpointed network, or a random one.
 
@@ -93,6 +245,10 @@ def load_player(
       blocks, filters, value_head: shape of a random net; a checkpoint's own
         metadata decides its shape.
       seed: PRNG seed of a random net's initialisation.
+      name: the player's name (default ``random-<blocks>x<filters>`` or
+        ``gen<generation>``).
+      config, agent: the player's search settings and λ/μ agent (default:
+        :class:`saijax.search.SearchConfig` for the net's head, λ = μ = 0).
 
     Returns:
       The :class:`Player`.
@@ -107,169 +263,33 @@ def load_player(
     if checkpoint is None:
         if board_size is None:
             raise ValueError("load_player: a random net needs board_size")
-        net = networks.make_network(board_size, blocks=blocks, filters=filters, value_head=value_head)
-        # Jitted: one compile is much faster than flax's op-by-op init.
-        variables = jax.jit(functools.partial(networks.init_network, net))(jax.random.PRNGKey(seed))
-        name = f"random-{blocks}x{filters}"
-        return Player(
-            net=net,
-            variables=variables,
-            board_sizes=(board_size,),
+        return random_player(
+            board_size,
+            blocks=blocks,
+            filters=filters,
             value_head=value_head,
-            name=name,
-            description=f"random {value_head} net {blocks}x{filters} for {board_size}x{board_size}, seed {seed}",
+            seed=seed,
+            name=name or f"random-{blocks}x{filters}",
+            config=config,
+            agent=agent,
         )
 
-    directory, generation = _locate(os.fspath(checkpoint))
-    meta, variables = _restore_variables(directory, generation)
-    net = networks.make_network(
-        int(meta["board_size"]),
-        blocks=int(meta["blocks"]),
-        filters=int(meta["filters"]),
-        value_head=str(meta["value_head"]),
-    )
-    if board_size is not None and int(board_size) != net.board_size:
+    loaded = checkpoints.load_network(checkpoint)
+    spec = loaded.spec
+    if board_size is not None and int(board_size) != spec.board_size:
         raise ValueError(
-            f"checkpoint {directory}/{generation} is for {net.board_size}x{net.board_size}, "
+            f"checkpoint {loaded.directory} is for {spec.board_size}x{spec.board_size}, "
             f"not the requested {board_size}x{board_size}"
         )
-    generation = int(meta["generation"])
-    return Player(
-        net=net,
-        variables=variables,
-        board_sizes=(net.board_size,),
-        value_head=net.value_head,
-        name=f"gen{generation}",
+    return Player.from_network(
+        name or f"gen{loaded.generation}",
+        spec.build(),
+        loaded.variables,
+        config=config,
+        agent=agent,
         description=(
-            f"generation {generation}, {net.blocks}x{net.filters} {net.value_head} net for "
-            f"{net.board_size}x{net.board_size}, from {os.path.join(directory, str(generation))}"
+            f"generation {loaded.generation}, {spec.blocks}x{spec.filters} {spec.value_head} net "
+            f"(beta_scale {spec.beta_scale:g}) for {spec.board_size}x{spec.board_size}, from {loaded.directory}"
         ),
-        generation=generation,
+        generation=loaded.generation,
     )
-
-
-def _locate(path: str) -> tuple[str, int | None]:
-    """(checkpoints directory, generation or None for the newest) for a path."""
-    path = os.path.abspath(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"checkpoint path {path} does not exist")
-    if not os.path.isdir(path):
-        raise FileNotFoundError(f"checkpoint path {path} is not a directory")
-    if os.path.isdir(os.path.join(path, "checkpoints")):
-        return os.path.join(path, "checkpoints"), None
-    parent, base = os.path.split(path)
-    if base.isdecimal() and base.isascii() and os.path.basename(parent) == "checkpoints":
-        return parent, int(base)
-    if base == "checkpoints":
-        return path, None
-    raise FileNotFoundError(
-        f"no checkpoint at {path}: expected a workdir with a 'checkpoints' directory, "
-        "that directory, or one of its generation directories"
-    )
-
-
-@contextlib.contextmanager
-def _quiet_absl():
-    """Hides orbax's warnings about read-only managers (it logs through absl)."""
-    logger = logging.getLogger("absl")
-    old = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(old)
-
-
-def _restore_variables(directory: str, generation: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Reads one checkpoint's metadata and network variables, read-only.
-
-    Returns:
-      (metadata dict, ``{'params', 'batch_stats'}`` on the default device).
-    """
-    import orbax.checkpoint as ocp  # pylint: disable=g-import-not-at-top
-
-    def corrupt(step_dir, what, cause):
-        reason = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
-        if len(reason) > 300:
-            reason = reason[:300] + "..."
-        error = checkpoints.CheckpointError(
-            f"checkpoint {step_dir} is corrupt or incompatible: {what} ({type(cause).__name__}: {reason})"
-        )
-        error.__cause__ = cause
-        return error
-
-    with _quiet_absl():
-        try:
-            manager = ocp.CheckpointManager(
-                directory,
-                options=ocp.CheckpointManagerOptions(read_only=True, create=False),
-                item_handlers={
-                    _STATE_ITEM: ocp.PyTreeCheckpointHandler(),
-                    _META_ITEM: ocp.JsonCheckpointHandler(),
-                },
-            )
-        except Exception as e:  # pylint: disable=broad-except
-            raise corrupt(directory, "the checkpoint directory cannot be opened", e) from e
-        try:
-            steps = sorted(manager.all_steps())
-            if generation is None:
-                if not steps:
-                    raise FileNotFoundError(f"no finished checkpoint in {directory}")
-                generation = steps[-1]
-            elif generation not in steps:
-                raise FileNotFoundError(
-                    f"no finished checkpoint for generation {generation} in {directory} (found: {steps})"
-                )
-            step_dir = os.path.join(directory, str(generation))
-            try:
-                meta = manager.restore(generation, args=ocp.args.Composite(**{_META_ITEM: ocp.args.JsonRestore()}))[
-                    _META_ITEM
-                ]
-            except Exception as e:  # pylint: disable=broad-except
-                raise corrupt(step_dir, "its metadata is unreadable", e) from e
-            required = ("generation", "blocks", "filters", "value_head", "board_size")
-            if not isinstance(meta, dict) or any(k not in meta for k in required):
-                raise checkpoints.CheckpointError(f"checkpoint {step_dir} has incomplete metadata: {meta!r}")
-            try:
-                net = networks.make_network(
-                    int(meta["board_size"]),
-                    blocks=int(meta["blocks"]),
-                    filters=int(meta["filters"]),
-                    value_head=str(meta["value_head"]),
-                )
-            except (TypeError, ValueError) as e:
-                raise corrupt(step_dir, "its metadata describes no valid network", e) from e
-            shapes = jax.eval_shape(functools.partial(networks.init_network, net), jax.random.PRNGKey(0))
-            device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
-            template = {
-                _TRAIN_STATE: jax.tree_util.tree_map(
-                    lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=device), shapes
-                )
-            }
-            try:
-                restored = manager.restore(
-                    generation,
-                    args=ocp.args.Composite(
-                        **{
-                            _STATE_ITEM: ocp.args.PyTreeRestore(
-                                item=template,
-                                restore_args=ocp.checkpoint_utils.construct_restore_args(template),
-                                partial_restore=True,
-                            )
-                        }
-                    ),
-                )[_STATE_ITEM]
-                train_state = restored[_TRAIN_STATE]
-                variables = {"params": train_state["params"], "batch_stats": train_state["batch_stats"]}
-                # A shape mismatch between metadata and arrays must fail here,
-                # not at the first search.
-                for want, got in zip(jax.tree_util.tree_leaves(shapes), jax.tree_util.tree_leaves(variables)):
-                    if tuple(want.shape) != tuple(got.shape):
-                        raise ValueError(f"array of shape {tuple(got.shape)} where {tuple(want.shape)} is expected")
-            except checkpoints.CheckpointError:
-                raise
-            except Exception as e:  # pylint: disable=broad-except
-                raise corrupt(step_dir, "its network arrays are unreadable", e) from e
-        finally:
-            manager.close()
-    return meta, variables

@@ -1,16 +1,12 @@
-"""Training rows, their files, and the replay window (DESIGN §6, §7).
+"""Training rows, their files, and the replay window (docs/design.md §6, §7).
 
 A training row is one self-play position: its input planes, the search's
 improved policy (the policy target), the signed komi k_s, the outcome z for
 the player to move P at that game's komi, and bookkeeping (game id, move
-number, branch flag, generation). Rows are stored compactly:
-
-* SAI planes 0..15 are 0/1, so they are bit-packed into 2 bytes per point
-  (`pack_planes`); plane 17 is all ones and is rebuilt (`unpack_planes`).
-* The baselines' colour plane (18th plane, `value_head` 'winrate' and
-  'score') is rebuilt from `to_play`: all ones when Black is to move, all
-  zeros when White is. `network_input` applies the same convention to
-  unpacked features, so search and training agree on it.
+number, branch flag, generation). Rows are stored compactly: SAI planes
+0..15 bit-packed into 2 bytes per point (`features.pack_planes`), and the
+player to move, from which `sample` rebuilds the baselines' colour plane with
+`features.add_colour_plane`, the function search uses too.
 
 `ReplayBuffer` keeps one compressed file per generation,
 `<directory>/gen_000012.npz`, written atomically (a temporary file in the
@@ -39,21 +35,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from saijax import features
+
 __all__ = [
-    "NUM_PACKED_PLANES",
     "ReplayBuffer",
     "TrainingRows",
-    "colour_plane",
     "concatenate_rows",
     "flatten_rows",
-    "network_input",
-    "pack_planes",
-    "unpack_planes",
 ]
 
-# SAI planes 0..15 (own, opponent, illegal, last liberty, each at t..t-3).
-NUM_PACKED_PLANES = 16
-_PACKED_BYTES = NUM_PACKED_PLANES // 8  # 2 bytes per point
 _FORMAT_VERSION = 1
 _FILE_RE = re.compile(r"^gen_(\d{6})\.npz$")
 _TMP_PREFIX = ".tmp_gen_"
@@ -61,7 +51,7 @@ _TMP_PREFIX = ".tmp_gen_"
 
 @flax.struct.dataclass
 class TrainingRows:
-    """A batch of R training rows (DESIGN §6). P is the player to move.
+    """A batch of R training rows (docs/design.md §6). P is the player to move.
 
     Fields may carry extra leading axes (e.g. [T, B] from a self-play scan);
     `flatten_rows` reduces them to one row axis.
@@ -100,80 +90,6 @@ _DTYPES = {
     "generation": np.int32,
     "valid": np.bool_,
 }
-
-
-# ---------------------------------------------------------------------------
-# Planes.
-
-
-def pack_planes(features: jax.Array) -> jax.Array:
-    """Bit-packs SAI planes 0..15.
-
-    Args:
-        features: [..., N, N, C] SAI planes with C >= 16 (e.g. the 17 planes
-            of `go.features`); values are read as `> 0.5`. Planes from 16 on
-            (the ones plane, a colour plane) are dropped.
-
-    Returns:
-        uint8 [..., N, N, 2]: plane i is bit 7 - (i mod 8) of byte i // 8.
-    """
-    bits = features[..., :NUM_PACKED_PLANES] > 0.5
-    return jnp.packbits(bits, axis=-1)
-
-
-def colour_plane(to_play: jax.Array, board_size: int) -> jax.Array:
-    """The baselines' colour plane: float32 [..., N, N, 1], all ones when
-    Black (+1) is to move and all zeros when White (-1) is."""
-    black = (jnp.asarray(to_play) == 1).astype(jnp.float32)
-    return jnp.broadcast_to(black[..., None, None, None], black.shape + (board_size, board_size, 1))
-
-
-def unpack_planes(packed: jax.Array, board_size: int, with_colour: bool, to_play: jax.Array | None = None) -> jax.Array:
-    """Rebuilds network input planes from `pack_planes` output (jittable).
-
-    Args:
-        packed: uint8 [..., N, N, 2].
-        board_size: N (static).
-        with_colour: append the colour plane (value heads 'winrate' and
-            'score'); needs `to_play`.
-        to_play: [...] +1 / -1, the player to move of each position.
-
-    Returns:
-        float32 [..., N, N, 17] (SAI planes 0..15 and the ones plane), or
-        [..., N, N, 18] with the colour plane last.
-    """
-    if packed.shape[-3:] != (board_size, board_size, _PACKED_BYTES):
-        raise ValueError(
-            f"packed planes must be [..., {board_size}, {board_size}, "
-            f"{_PACKED_BYTES}] uint8, got shape {tuple(packed.shape)}"
-        )
-    bits = jnp.unpackbits(packed, axis=-1, count=NUM_PACKED_PLANES)
-    planes = bits.astype(jnp.float32)
-    ones = jnp.ones(planes.shape[:-1] + (1,), jnp.float32)
-    parts = [planes, ones]
-    if with_colour:
-        if to_play is None:
-            raise ValueError("unpack_planes(with_colour=True) needs to_play")
-        parts.append(colour_plane(to_play, board_size))
-    return jnp.concatenate(parts, axis=-1)
-
-
-def network_input(features: jax.Array, to_play: jax.Array, value_head: str) -> jax.Array:
-    """The network's input from `go.features` output.
-
-    Args:
-        features: float32 [..., N, N, 17] SAI planes.
-        to_play: [...] +1 / -1.
-        value_head: 'sai' (returned unchanged) or 'winrate' / 'score' (the
-            colour plane is appended, as `unpack_planes` does).
-
-    Returns:
-        float32 [..., N, N, 17] or [..., N, N, 18].
-    """
-    if value_head == "sai":
-        return features
-    n = features.shape[-2]
-    return jnp.concatenate([features, colour_plane(to_play, n).astype(features.dtype)], axis=-1)
 
 
 # ---------------------------------------------------------------------------
@@ -240,15 +156,15 @@ def _apply_symmetry(packed: jax.Array, policy: jax.Array, symmetry: jax.Array, b
     return flat.reshape(packed.shape), policy
 
 
-@functools.partial(jax.jit, static_argnames=("batch_size", "board_size", "with_colour"))
+@functools.partial(jax.jit, static_argnames=("batch_size", "board_size", "value_head"))
 def _sample(
-    rows: TrainingRows, num_rows: jax.Array, key: jax.Array, *, batch_size: int, board_size: int, with_colour: bool
+    rows: TrainingRows, num_rows: jax.Array, key: jax.Array, *, batch_size: int, board_size: int, value_head: str
 ):
     index_key, symmetry_key = jax.random.split(key)
     index = jax.random.randint(index_key, (batch_size,), 0, num_rows)
     symmetry = jax.random.randint(symmetry_key, (batch_size,), 0, 8)
     packed, policy = _apply_symmetry(rows.planes[index], rows.policy[index], symmetry, board_size)
-    planes = unpack_planes(packed, board_size, with_colour, rows.to_play[index])
+    planes = features.add_colour_plane(features.unpack_planes(packed), rows.to_play[index], value_head)
     return {
         "planes": planes,  # [B, N, N, C] float32
         "policy": policy,  # [B, N*N+1] float32
@@ -325,9 +241,10 @@ class ReplayBuffer:
         """
         arrays = _to_numpy(rows)
         n = self.board_size
-        if arrays["planes"].shape[1:] != (n, n, _PACKED_BYTES):
+        if arrays["planes"].shape[1:] != (n, n, features.PACKED_BYTES):
             raise ValueError(
-                f"rows.planes must be [R, {n}, {n}, {_PACKED_BYTES}] for board size {n}, got {arrays['planes'].shape}"
+                f"rows.planes must be [R, {n}, {n}, {features.PACKED_BYTES}] for board size {n}, "
+                f"got {arrays['planes'].shape}"
             )
         if arrays["policy"].shape[1:] != (n * n + 1,):
             raise ValueError(f"rows.policy must be [R, {n * n + 1}], got {arrays['policy'].shape}")
@@ -378,7 +295,7 @@ class ReplayBuffer:
             )
         count = len(arrays["z"])
         n = self.board_size
-        expected = {"planes": (count, n, n, _PACKED_BYTES), "policy": (count, n * n + 1)}
+        expected = {"planes": (count, n, n, features.PACKED_BYTES), "policy": (count, n * n + 1)}
         for name, array in arrays.items():
             shape = expected.get(name, (count,))
             if array.shape != shape:
@@ -430,7 +347,7 @@ class ReplayBuffer:
         self.window_generations = chosen
         return rows
 
-    def sample(self, key: jax.Array, batch_size: int, *, with_colour: bool = False) -> dict[str, jax.Array]:
+    def sample(self, key: jax.Array, batch_size: int, *, value_head: str = "sai") -> dict[str, jax.Array]:
         """A training batch drawn uniformly (with replacement) from the window.
 
         Each sample gets one of the 8 dihedral symmetries, uniformly, applied
@@ -439,11 +356,12 @@ class ReplayBuffer:
         Args:
             key: PRNG key, consumed.
             batch_size: B.
-            with_colour: append the colour plane (value heads 'winrate' and
-                'score').
+            value_head: the network's value head; the baselines' get the
+                colour plane (`features.add_colour_plane`).
 
         Returns:
-            dict with 'planes' float32 [B, N, N, 17 or 18], 'policy'
+            dict with 'planes' float32 [B, N, N, C] (C =
+            `networks.input_planes(value_head)`), 'policy'
             [B, N*N+1], 'signed_komi', 'z', 'margin' [B]: the batch
             `losses.total_loss` reads.
         """
@@ -455,7 +373,7 @@ class ReplayBuffer:
             key,
             batch_size=int(batch_size),
             board_size=self.board_size,
-            with_colour=bool(with_colour),
+            value_head=str(value_head),
         )
 
 

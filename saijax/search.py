@@ -1,4 +1,4 @@
-"""Batched MCTS with SAI's λ/μ agents, on top of mctx (DESIGN.md §4, §5).
+"""Batched MCTS with SAI's λ/μ agents, on top of mctx (docs/design.md §4, §5).
 
 The search is mctx's algorithm (Gumbel MuZero or PUCT action selection on an
 ``mctx.Tree``, run by :func:`saijax.mcts.search`, whose backward pass is
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -49,24 +50,28 @@ import mctx
 import numpy as np
 from flax import struct
 
-from saijax import config as config_lib
-from saijax import go, mcts, networks, sigmoid
+from saijax import features, go, mcts, networks, sigmoid
 
 __all__ = [
+    "ALGORITHMS",
+    "VALUE_MODES",
     "SearchConfig",
+    "Agent",
     "AgentParams",
     "SearchOutput",
     "Evaluator",
     "make_network_evaluator",
-    "network_inputs",
     "run_search",
     "make_search_fn",
-    "Agent",
+    "RootMove",
+    "root_moves",
+    "should_resign",
+    "default_resign_after",
 ]
 
 Evaluator = Callable[[Any, go.GoState], tuple[chex.Array, chex.Array, chex.Array]]
-_ALGORITHMS = ("gumbel", "puct")
-_VALUE_MODES = ("sigmoid", "score")
+ALGORITHMS = ("gumbel", "puct")
+VALUE_MODES = ("sigmoid", "score")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,11 +92,12 @@ class SearchConfig:
       fpu_reduction: PUCT first-play urgency, Leela Zero style: an unvisited
         child is valued at the parent's win rate minus
         fpu_reduction·sqrt(prior mass of the visited children).
-      lambda_, mu, threshold: default agent (1 ≥ λ ≥ μ ≥ 0); can be overridden
-        per call with :class:`AgentParams` without recompiling.
       beta_terminal: β used for terminal positions.
       value_mode: "sigmoid" (SAI, and the winrate baseline) or "score" (LZS).
-      pv_length: length of the principal variation returned.
+      pv_length: length of the principal variations returned (0: none).
+
+    The λ/μ agent is not a search setting: it is an :class:`Agent`, passed to
+    each search as traced values, so changing it never recompiles.
     """
 
     algorithm: str = "gumbel"
@@ -103,34 +109,71 @@ class SearchConfig:
     dirichlet_fraction: float = 0.0
     temperature: float = 0.0
     fpu_reduction: float = 0.25
-    lambda_: float = 0.0
-    mu: float = 0.0
-    threshold: float = 0.0
     beta_terminal: float = 10.0
     value_mode: str = "sigmoid"
     pv_length: int = 16
 
     def __post_init__(self):
-        if self.algorithm not in _ALGORITHMS:
-            raise ValueError(f"search.algorithm must be one of {_ALGORITHMS}, got {self.algorithm!r}")
-        if self.value_mode not in _VALUE_MODES:
-            raise ValueError(f"search.value_mode must be one of {_VALUE_MODES}, got {self.value_mode!r}")
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"search.algorithm must be one of {ALGORITHMS}, got {self.algorithm!r}")
+        if self.value_mode not in VALUE_MODES:
+            raise ValueError(f"search.value_mode must be one of {VALUE_MODES}, got {self.value_mode!r}")
         if int(self.num_simulations) < 1:
             raise ValueError(f"search.num_simulations must be >= 1, got {self.num_simulations}")
-        if not 0.0 <= self.mu <= self.lambda_ <= 1.0:
-            raise ValueError(f"need 1 >= search.lambda_ >= search.mu >= 0, got lambda_={self.lambda_}, mu={self.mu}")
+        if int(self.pv_length) < 0:
+            raise ValueError(f"search.pv_length must be >= 0, got {self.pv_length}")
         if self.beta_terminal <= 0:
             raise ValueError(f"search.beta_terminal must be > 0, got {self.beta_terminal}")
 
-    @classmethod
-    def from_config(cls, config) -> SearchConfig:
-        """Builds from a config section (e.g. ``config.search``), ignoring unknown keys."""
-        return config_lib.from_section(cls, config)
+
+@dataclasses.dataclass(frozen=True)
+class Agent:
+    """SAI's λ/μ agent (docs/design.md §4), validated here and nowhere else.
+
+    Attributes:
+      lambda_: upper end θ = λ of the bonus interval [x_μ, x_λ].
+      mu: lower end θ = μ; 1 ≥ λ ≥ μ ≥ 0. λ = μ = 0 is the plain win rate.
+      threshold: the variable agent applies (λ, μ) only while the root's win
+        rate τ_s(k_s) is at least this, and (0, 0) below it; 0 = always.
+    """
+
+    lambda_: float = 0.0
+    mu: float = 0.0
+    threshold: float = 0.0
+
+    def __post_init__(self):
+        for name in ("lambda_", "mu", "threshold"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise ValueError(f"agent {name} must be a number, got {value!r}")
+            if not math.isfinite(float(value)):
+                raise ValueError(f"agent {name} must be finite, got {value!r}")
+            object.__setattr__(self, name, float(value))
+        if not 0.0 <= self.mu <= self.lambda_ <= 1.0:
+            raise ValueError(f"the λ/μ agent needs 1 >= lambda >= mu >= 0, got lambda={self.lambda_:g}, mu={self.mu:g}")
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"agent threshold must be in [0, 1], got {self.threshold:g}")
+
+    def replace(self, **changes) -> Agent:
+        """A copy with some values changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def params(self) -> AgentParams:
+        """The agent as traced scalars for :func:`run_search`."""
+        return AgentParams(jnp.float32(self.lambda_), jnp.float32(self.mu), jnp.float32(self.threshold))
+
+    @property
+    def label(self) -> str:
+        """A short tag for names and tables: "" for (0, 0, 0), else e.g. "l=1,m=0.5,t=0.7"."""
+        if self.lambda_ == 0 and self.mu == 0 and self.threshold == 0:
+            return ""
+        label = f"l={self.lambda_:g},m={self.mu:g}"
+        return label + (f",t={self.threshold:g}" if self.threshold else "")
 
 
 @struct.dataclass
 class AgentParams:
-    """The λ/μ agent as traced values, so changing it does not recompile."""
+    """The λ/μ agent as traced values (scalars, or one per game), so changing it does not recompile."""
 
     lambda_: chex.Array  # [] or [B]
     mu: chex.Array  # [] or [B]
@@ -157,7 +200,7 @@ class SearchOutput:
     """Per-game search results (B games, A = N*N + 1 actions, values in [0, 1]).
 
     "Agent value" is the root player's λ/μ-averaged win probability ν
-    (DESIGN §4); with λ = μ = 0 it is the plain win probability.
+    (docs/design.md §4); with λ = μ = 0 it is the plain win probability.
     """
 
     action: chex.Array  # [B] int32, the move chosen by the search
@@ -173,25 +216,15 @@ class SearchOutput:
     child_q: chex.Array  # [B, A] agent value of each child for the root player; nan if unvisited
     child_prior: chex.Array  # [B, A] prior probability (illegal = 0)
     child_score_lead: chex.Array  # [B, A] root player's α + k from the child's evaluation; nan if unvisited
-    pv: chex.Array  # [B, pv_length] int32, most-visited line; -1 pads
+    child_beta: chex.Array  # [B, A] β of the child's evaluation; nan if unvisited
+    child_pv: chex.Array  # [B, A, pv_length] int32, each child's line (the child's move first); -1 pads
+    pv: chex.Array  # [B, pv_length] int32, most-visited line from the root; -1 pads
+    best_value: chex.Array  # [B] max child_q over visited children (root_value if none): the resign test's input
     score_estimate: chex.Array  # [B] median root-player margin (α + k) over visited nodes
 
 
 # ---------------------------------------------------------------------------
 # Evaluators.
-
-
-def network_inputs(rules: go.GoRules, states: go.GoState, value_head: str = "sai"):
-    """float32[B, N, N, C]: the network's input planes for a batch of states.
-
-    SAI gets the 17 planes of DESIGN §2. The baselines (``winrate``, ``score``)
-    get an 18th colour plane: all ones when Black is to move, zeros for White.
-    """
-    x = jax.vmap(lambda s: go.features(rules, s))(states)
-    if value_head == "sai":
-        return x
-    colour = (states.to_play == 1).astype(jnp.float32)[:, None, None, None]
-    return jnp.concatenate([x, jnp.broadcast_to(colour, x.shape[:3] + (1,))], axis=-1)
 
 
 def make_network_evaluator(net: networks.SaiNet, rules: go.GoRules) -> Evaluator:
@@ -205,7 +238,7 @@ def make_network_evaluator(net: networks.SaiNet, rules: go.GoRules) -> Evaluator
     head = net.value_head
 
     def evaluate(variables, states):
-        x = network_inputs(rules, states, head)
+        x = features.network_inputs(rules, states, head)
         out = net.apply(variables, x, train=False)
         if head == "sai":
             return out.policy_logits, out.alpha, out.beta
@@ -292,21 +325,27 @@ def _qtransform_fpu(tree: mctx.Tree, node_index, *, fpu_reduction: float):
     return jnp.where(visits > 0, (q + 1.0) / 2.0, fpu)
 
 
-def _principal_variation(tree: mctx.Tree, length: int):
-    batch = tree.node_visits.shape[0]
-    rows = jnp.arange(batch)
+def _principal_variations(tree: mctx.Tree, start, length: int):
+    """int32[B, K, length]: the most-visited line below each start node; -1 pads.
+
+    ``start`` is [B, K] node indices (-1: no node, an all -1 line). This is
+    the one PV walk: the root's line and every root child's line use it.
+    """
+    batch, k = start.shape
+    rows = jnp.arange(batch)[:, None]
 
     def body(i, carry):
         node, alive, pv = carry
-        visits = tree.children_visits[rows, node]  # [B, A]
+        visits = tree.children_visits[rows, node]  # [B, K, A]
         action = jnp.argmax(visits, axis=-1).astype(jnp.int32)
-        alive = alive & (visits[rows, action] > 0)
-        pv = pv.at[:, i].set(jnp.where(alive, action, -1))
+        alive = alive & (jnp.take_along_axis(visits, action[..., None], axis=-1)[..., 0] > 0)
+        pv = pv.at[:, :, i].set(jnp.where(alive, action, -1))
         child = tree.children_index[rows, node, action]
         node = jnp.where(alive, child, node)
         return node, alive, pv
 
-    init = (jnp.zeros(batch, jnp.int32), jnp.ones(batch, bool), jnp.full((batch, length), -1, jnp.int32))
+    alive = start >= 0
+    init = (jnp.maximum(start, 0), alive, jnp.full((batch, k, length), -1, jnp.int32))
     return jax.lax.fori_loop(0, length, body, init)[2]
 
 
@@ -318,7 +357,7 @@ def run_search(
     *,
     rules: go.GoRules,
     config: SearchConfig,
-    agent: AgentParams | None = None,
+    agent: Agent | AgentParams | None = None,
     return_tree: bool = False,
 ):
     """Searches a batch of positions, each with its own komi and player to move.
@@ -340,8 +379,8 @@ def run_search(
       states: batched ``GoState`` [B, ...].
       rules: the static rules (board size).
       config: static search settings.
-      agent: optional traced (λ, μ, threshold), scalars or [B]; defaults to
-        the config's.
+      agent: the λ/μ agent: an :class:`Agent`, or :class:`AgentParams`
+        (scalars or [B], traced); None is λ = μ = 0 (the plain win rate).
       return_tree: also return the mctx tree (for analysis tools).
 
     Returns:
@@ -455,13 +494,15 @@ def _search_batch(
     *,
     rules: go.GoRules,
     config: SearchConfig,
-    agent: AgentParams | None = None,
+    agent: Agent | AgentParams | None = None,
     return_tree: bool = False,
 ):
     """The batched search with per-game keys [B, 2] (see :func:`run_search`)."""
     batch = states.board.shape[0]
     if agent is None:
-        agent = AgentParams(jnp.float32(config.lambda_), jnp.float32(config.mu), jnp.float32(config.threshold))
+        agent = Agent()
+    if isinstance(agent, Agent):
+        agent = agent.params()
     lam = jnp.broadcast_to(jnp.asarray(agent.lambda_, jnp.float32), (batch,))
     mu = jnp.broadcast_to(jnp.asarray(agent.mu, jnp.float32), (batch,))
     threshold = jnp.broadcast_to(jnp.asarray(agent.threshold, jnp.float32), (batch,))
@@ -517,6 +558,17 @@ def _summarise(rules, config, tree, action, weights, legal, logits, alpha, beta,
     child_idx = tree.children_index[:, root_idx]  # [B, A], -1 unvisited
     child_margin = jnp.take_along_axis(margin, jnp.maximum(child_idx, 0), axis=1)
     child_score = jnp.where(child_idx >= 0, child_margin, jnp.nan)
+    child_beta = jnp.take_along_axis(tree.embeddings.beta, jnp.maximum(child_idx, 0), axis=1)
+    child_beta = jnp.where(child_idx >= 0, child_beta, jnp.nan)
+    best_value = jnp.where(
+        jnp.any(visited, axis=-1), jnp.nanmax(jnp.where(visited, child_q, -jnp.inf), axis=-1), root_value
+    )
+    root_node = jnp.full((visits.shape[0], 1), root_idx, jnp.int32)
+    pv = _principal_variations(tree, root_node, config.pv_length)[:, 0]
+    child_pv = _principal_variations(tree, child_idx, max(config.pv_length - 1, 0))
+    actions = jnp.broadcast_to(jnp.arange(visits.shape[1], dtype=jnp.int32)[None, :, None], child_idx.shape + (1,))
+    child_pv = jnp.concatenate([jnp.where(child_idx[..., None] >= 0, actions, -1), child_pv], axis=-1)
+    child_pv = child_pv[..., : config.pv_length]
 
     prior = jax.nn.softmax(_masked_logits(logits.astype(jnp.float32), legal), axis=-1)
     prior = jnp.where(legal, prior, 0.0)
@@ -534,7 +586,10 @@ def _summarise(rules, config, tree, action, weights, legal, logits, alpha, beta,
         child_q=child_q,
         child_prior=prior,
         child_score_lead=child_score,
-        pv=_principal_variation(tree, config.pv_length),
+        child_beta=child_beta,
+        child_pv=child_pv,
+        pv=pv,
+        best_value=best_value,
         score_estimate=score_estimate,
     )
 
@@ -551,117 +606,88 @@ def make_search_fn(evaluator: Evaluator, rules: go.GoRules, config: SearchConfig
 
 
 # ---------------------------------------------------------------------------
-# A stateful wrapper for notebooks and the GTP engine.
+# Reading a search: the resign rule and the root moves.
 
 
-class Agent:
-    """Holds an evaluator, its params, a search config and a PRNG key.
+def default_resign_after(rules: go.GoRules) -> int:
+    """Moves played before resignation is allowed: N²/4, rounded down (docs/design.md §6)."""
+    return rules.num_points // 4
 
-    ``genmove`` and ``analyze`` work on one unbatched ``GoState``. Jitted search
-    functions are cached per simulation count, and λ, μ and the threshold are
-    traced, so ``set_agent`` never recompiles.
+
+def should_resign(best_value, move_count, *, threshold, resign_after):
+    """The one resign rule of self-play, the arena and GTP (docs/design.md §6).
+
+    The player to move resigns when the agent value of its best visited move
+    is below ``threshold``, once ``resign_after`` moves have been played. A
+    negative threshold never resigns, nor does a NaN value. Works on jnp
+    arrays (traced, batched) and on numpy/Python scalars.
+
+    Args:
+      best_value: ``SearchOutput.best_value``, [B] or scalar, in [0, 1].
+      move_count: moves played so far, same shape.
+      threshold: resign threshold (scalar or same shape); < 0 disables.
+      resign_after: moves before resignation is allowed.
+
+    Returns:
+      bool mask of the positions whose player resigns.
+    """
+    return (threshold >= 0) & (move_count >= resign_after) & (best_value < threshold)
+
+
+@dataclasses.dataclass(frozen=True)
+class RootMove:
+    """One visited root move of a search, as analysis tools show it.
+
+    Attributes:
+      action: the move (``row * N + col``, pass = N²).
+      visits: its visit count.
+      value: its agent value for the player to move, in [0, 1].
+      prior: the network's prior probability.
+      score_lead: the player to move's α + k from the child's evaluation.
+      beta: the child's β (its score's standard deviation is π/(√3 β)).
+      pv: the principal variation, starting with ``action``.
     """
 
-    def __init__(self, rules: go.GoRules, evaluator: Evaluator, params, config: SearchConfig, *, seed: int = 0):
-        self.rules = rules
-        self.evaluator = evaluator
-        self.params = params
-        self.config = config
-        self.key = jax.random.PRNGKey(seed)
-        self._agent = (config.lambda_, config.mu, config.threshold)
-        self._fns: dict[int, Callable] = {}
+    action: int
+    visits: int
+    value: float
+    prior: float
+    score_lead: float
+    beta: float
+    pv: tuple[int, ...]
 
-    @property
-    def agent(self) -> tuple[float, float, float]:
-        """(λ, μ, threshold) currently in use."""
-        return self._agent
 
-    def set_agent(self, lambda_: float | None = None, mu: float | None = None, threshold: float | None = None):
-        """Changes the λ/μ agent; missing values keep their current setting."""
-        lam, m, t = self._agent
-        lam = lam if lambda_ is None else float(lambda_)
-        m = m if mu is None else float(mu)
-        t = t if threshold is None else float(threshold)
-        if not 0.0 <= m <= lam <= 1.0:
-            raise ValueError(f"need 1 >= lambda >= mu >= 0, got lambda={lam}, mu={m}")
-        if not 0.0 <= t <= 1.0:
-            raise ValueError(f"threshold must be in [0, 1], got {t}")
-        self._agent = (lam, m, t)
+def root_moves(out: SearchOutput, game: int = 0) -> list[RootMove]:
+    """The visited root moves of one game of a search, most visited first.
 
-    def _search_fn(self, visits: int):
-        visits = int(visits)
-        if visits not in self._fns:
-            cfg = dataclasses.replace(self.config, num_simulations=visits)
-            self._fns[visits] = make_search_fn(self.evaluator, self.rules, cfg, return_tree=True)
-        return self._fns[visits]
-
-    def search(self, state: go.GoState, visits: int | None = None):
-        """Runs one search; returns (SearchOutput for batch 1, tree on host)."""
-        self.key, sub = jax.random.split(self.key)
-        batched = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[None], state)
-        lam, mu, t = self._agent
-        agent = AgentParams(jnp.float32(lam), jnp.float32(mu), jnp.float32(t))
-        out, tree = self._search_fn(visits or self.config.num_simulations)(self.params, sub, batched, agent)
-        return out, tree
-
-    def genmove(self, state: go.GoState, visits: int | None = None) -> tuple[int, dict]:
-        """Chooses a move. Returns (action, summary dict of the root)."""
-        if bool(state.terminated):
-            raise ValueError("the game has ended; no move to generate")
-        out, _ = self.search(state, visits)
-        out = jax.device_get(out)
-        action = int(out.action[0])
-        return action, {
-            "alpha": float(out.root_alpha[0]),
-            "beta": float(out.root_beta[0]),
-            "winrate": float(out.root_winrate[0]),
-            "value": float(out.root_value[0]),
-            "best_value": float(np.nanmax(out.child_q[0]))
-            if np.isfinite(out.child_q[0]).any()
-            else float(out.root_value[0]),
-            "score_estimate": float(out.score_estimate[0]),
-            "visits": int(out.visit_counts[0].sum()),
-        }
-
-    def analyze(self, state: go.GoState, visits: int | None = None, *, max_moves: int = 20) -> list[dict]:
-        """Per-move statistics for the visited root children, most visited first.
-
-        Each entry: ``move`` (action), ``vertex`` (GTP), ``visits``, ``winrate``
-        (agent value for the player to move, in [0, 1]), ``prior``,
-        ``score_lead`` (α + k for the player to move), ``pv`` (actions,
-        starting with the move), ``order``.
-        """
-        if bool(state.terminated):
-            return []
-        out, tree = self.search(state, visits)
-        out = jax.device_get(out)
-        tree = jax.device_get((tree.children_visits[0], tree.children_index[0]))
-        child_visits, child_index = (np.asarray(t) for t in tree)
-        visits_root = np.asarray(out.child_visits[0])
-        order = np.argsort(-visits_root, kind="stable")
-        moves = []
-        for rank, a in enumerate(order[:max_moves]):
-            if visits_root[a] <= 0:
-                break
-            pv = [int(a)]
-            node = int(child_index[0, a])
-            while node >= 0 and len(pv) < 32:
-                cv = child_visits[node]
-                b = int(np.argmax(cv))
-                if cv[b] <= 0:
-                    break
-                pv.append(b)
-                node = int(child_index[node, b])
-            moves.append(
-                {
-                    "move": int(a),
-                    "vertex": go.to_gtp(self.rules, int(a)),
-                    "visits": int(visits_root[a]),
-                    "winrate": float(out.child_q[0, a]),
-                    "prior": float(out.child_prior[0, a]),
-                    "score_lead": float(out.child_score_lead[0, a]),
-                    "pv": pv,
-                    "order": rank,
-                }
+    Ties in visits go to the higher value, then the lower action. ``out`` may
+    be on device or on host; only game ``game`` is transferred.
+    """
+    visits, q, prior, lead, beta, pvs = (
+        np.asarray(x)
+        for x in jax.device_get(
+            (
+                out.child_visits[game],
+                out.child_q[game],
+                out.child_prior[game],
+                out.child_score_lead[game],
+                out.child_beta[game],
+                out.child_pv[game],
             )
-        return moves
+        )
+    )
+    visited = np.flatnonzero(visits > 0)
+    moves = [
+        RootMove(
+            action=int(a),
+            visits=int(visits[a]),
+            value=float(q[a]),
+            prior=float(prior[a]),
+            score_lead=float(lead[a]),
+            beta=float(beta[a]),
+            pv=tuple(int(m) for m in pvs[a] if m >= 0) or (int(a),),
+        )
+        for a in visited
+    ]
+    moves.sort(key=lambda m: (-m.visits, -m.value if math.isfinite(m.value) else math.inf, m.action))
+    return moves

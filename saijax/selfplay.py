@@ -1,4 +1,4 @@
-"""Lockstep self-play on device, with komi sampling and branching (DESIGN §6).
+"""Lockstep self-play on device, with komi sampling and branching (docs/design.md §6).
 
 B game slots advance together. One jitted *chunk* is a ``lax.scan`` over T
 moves; each move runs one batched search, picks moves, steps every board,
@@ -7,7 +7,7 @@ host inside a chunk. Between chunks the host (:class:`GameCollector`) joins
 the per-move records with the results of the games that finished, which
 gives training rows with their outcomes, and the statistics.
 
-Design choices (where DESIGN.md leaves room):
+Design choices (where docs/design.md leaves room):
 
 * Komi lives in ½ℤ. Complete games draw it from the logistic distribution
   with mean α_∅ and scale T/β_∅ (the current net's empty-board sigmoid read
@@ -48,7 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from saijax import config as config_lib
+from saijax import features as features_lib
 from saijax import go, replay, search, sigmoid
 
 __all__ = [
@@ -83,11 +83,6 @@ class SelfPlayConfig:
     resign_threshold: float = 0.05
     no_resign_fraction: float = 0.1
     lzs_pass_rule: bool = False
-
-    @classmethod
-    def from_config(cls, config) -> SelfPlayConfig:
-        """Builds from a config section (e.g. ``config.selfplay``), ignoring unknown keys."""
-        return config_lib.from_section(cls, config)
 
 
 @struct.dataclass
@@ -198,36 +193,43 @@ def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.Search
     """Opening sampling, blunder detection and the LZS pass rule."""
     visits = out.visit_counts.astype(jnp.float32)
     q = jnp.where(jnp.isnan(out.child_q), -jnp.inf, out.child_q)
-    best_q = jnp.max(q, axis=-1)
     logits = jnp.where(visits > 0, jnp.log(jnp.maximum(visits, 1e-9)) / config.random_temperature, -jnp.inf)
     sampled = jax.random.categorical(key, logits).astype(jnp.int32)
     opening = states.move_count < config.random_moves
     action = jnp.where(opening, sampled, out.action)
     chosen_q = jnp.take_along_axis(q, action[:, None], axis=1)[:, 0]
-    blunder = opening & (chosen_q < best_q - config.blunder_threshold)
+    blunder = opening & (chosen_q < out.best_value - config.blunder_threshold)
     if config.lzs_pass_rule:
         tt = jax.vmap(lambda s: go.area_score(rules, s))(states) - states.komi
         tt = tt * states.to_play.astype(jnp.float32) / rules.num_points
         non_pass = q.at[:, rules.pass_action].set(-jnp.inf)
         better = jnp.max(non_pass, axis=-1) > tt
         action = jnp.where((action == rules.pass_action) & better, jnp.argmax(non_pass, axis=-1), action)
-    return action.astype(jnp.int32), blunder, best_q
+    return action.astype(jnp.int32), blunder
 
 
-def make_chunk_fn(evaluator, rules: go.GoRules, search_config: search.SearchConfig, config: SelfPlayConfig):
+def make_chunk_fn(
+    evaluator,
+    rules: go.GoRules,
+    search_config: search.SearchConfig,
+    config: SelfPlayConfig,
+    agent: search.Agent | None = None,
+):
     """A jitted ``chunk(params, sp_state, key, alpha_empty, beta_empty)``.
+
+    ``agent`` is the λ/μ agent every self-play search uses (default λ = μ = 0).
 
     Returns ``(sp_state, records)`` with records a :class:`StepRecord` of
     shape [T, B]. ``key`` is consumed; per-move keys are folded in from it.
     """
-    n_pts = rules.num_points
+    agent = agent or search.Agent()
     b, cap = config.batch_size, config.branch_queue_capacity
     vstep = jax.vmap(lambda s, a: go.step(rules, s, a))
     vfeatures = jax.vmap(lambda s: go.features(rules, s))
     vresign = jax.vmap(go.resign)
     vmargin = jax.vmap(lambda s: go.area_score(rules, s) - s.komi)
     voutcome = jax.vmap(lambda s: go.outcome(rules, s))
-    resign_after = n_pts // 4
+    resign_after = search.default_resign_after(rules)
     empty = go.init(rules, 0.0)
     period = config.games_per_branch + 1
 
@@ -236,13 +238,14 @@ def make_chunk_fn(evaluator, rules: go.GoRules, search_config: search.SearchConf
         states = sp.games
         active = ~states.terminated
         out = search.run_search(
-            evaluator, params, jax.random.split(k_search, b), states, rules=rules, config=search_config
+            evaluator, params, jax.random.split(k_search, b), states, rules=rules, config=search_config, agent=agent
         )
-        action, blunder, best_q = _choose_moves(rules, config, k_choose, states, out)
+        action, blunder = _choose_moves(rules, config, k_choose, states, out)
 
         # Resignation.
-        can_resign = active & (states.move_count >= resign_after) & (config.resign_threshold >= 0)
-        wants = can_resign & (best_q < config.resign_threshold)
+        wants = active & search.should_resign(
+            out.best_value, states.move_count, threshold=config.resign_threshold, resign_after=resign_after
+        )
         resign_now = wants & sp.may_resign
         first_wish = wants & ~sp.may_resign & (sp.would_resign == 0)
         would_resign = jnp.where(first_wish, states.to_play, sp.would_resign)
@@ -254,7 +257,7 @@ def make_chunk_fn(evaluator, rules: go.GoRules, search_config: search.SearchConf
         finished = active & new_states.terminated
         margin = jnp.where(resign_now, out.score_estimate * states.to_play.astype(jnp.float32), vmargin(new_states))
         record = StepRecord(
-            planes=replay.pack_planes(features),
+            planes=features_lib.pack_planes(features),
             to_play=states.to_play,
             signed_komi=k_s,
             policy=out.policy,
@@ -469,7 +472,7 @@ def start_board(rules: go.GoRules, game: FinishedGame):
 
 
 def generation_stats(games: list[FinishedGame], alpha_empty: float, beta_empty: float) -> dict[str, Any]:
-    """Self-play statistics of one generation (DESIGN §6, issue list)."""
+    """Self-play statistics of one generation (docs/design.md §6, issue list)."""
     n = len(games)
     komis = [g.komi for g in games]
     hist = collections.Counter(komis)

@@ -1,4 +1,4 @@
-"""SGF game records: read, write and replay with sgfmill (DESIGN.md §8).
+"""SGF game records: read, write and replay with sgfmill (docs/design.md §8).
 
 All SGF text goes through sgfmill; nothing here parses or formats SGF by
 hand. A :class:`GameRecord` is the plain-Python form of one game: the start

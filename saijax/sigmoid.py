@@ -1,4 +1,4 @@
-"""SAI's sigmoid value and the λ/μ value family (DESIGN §4).
+"""SAI's sigmoid value and the λ/μ value family (docs/design.md §4).
 
 A SAI network evaluates a position s, with player P to move, as two numbers:
 α_s, P's expected board lead before komi, and β_s > 0, how sure the net is of
@@ -43,7 +43,7 @@ _ATANH_LIMIT = 1.0
 
 
 def winrate(alpha, beta, x):
-    """P's win probability given a bonus: τ(x) = σ(β(α + x)) (DESIGN §4).
+    """P's win probability given a bonus: τ(x) = σ(β(α + x)) (docs/design.md §4).
 
     Args:
         alpha: α, the lead of the player to move P before komi, in points.
@@ -57,7 +57,7 @@ def winrate(alpha, beta, x):
 
 
 def signed_komi(komi, to_play):
-    """The komi as a bonus for the player to move: k_s in DESIGN §4.
+    """The komi as a bonus for the player to move: k_s in docs/design.md §4.
 
     Args:
         komi: the game's komi (points given to White).
@@ -97,7 +97,7 @@ def _logit_mixture(theta, t):
 
 
 def bonus_for(theta, alpha, beta, signed_komi):
-    """The bonus x_θ of DESIGN §4, eq. (2) of the ECAI paper.
+    """The bonus x_θ of docs/design.md §4, eq. (2) of the ECAI paper.
 
         x_θ = logit(θ/2 + (1 − θ)·τ(k_s)) / β − α
 
@@ -152,7 +152,7 @@ def _mean_sigmoid(m, h):
 def interval_average(alpha, beta, x_lo, x_hi, same_player):
     """ν: the average of the root player's win probability over a bonus range.
 
-    DESIGN §4:
+    docs/design.md §4:
 
         ν = 1/(x_hi − x_lo) ∫_{x_lo}^{x_hi} f(u) du   (f(x_lo) when equal)
         f(u) = σ(β(α + u))          if same_player
@@ -185,7 +185,7 @@ def interval_average(alpha, beta, x_lo, x_hi, same_player):
 
 
 def agent_interval(alpha, beta, signed_komi, lambda_, mu, threshold):
-    """The bonus interval (x_λ, x_μ) of the variable λ/μ agent (DESIGN §4).
+    """The bonus interval (x_λ, x_μ) of the variable λ/μ agent (docs/design.md §4).
 
     (λ, μ) apply only while the root's τ(k_s) is at least `threshold`;
     otherwise the agent falls back to (0, 0), i.e. plain win probability with
@@ -216,7 +216,7 @@ def leaf_value(alpha, beta, same_player, x_lambda, x_mu):
 
     ν = `interval_average(alpha, beta, x_mu, x_lambda, same_player)` is the
     root player P's averaged win probability. mctx backs values up with
-    discount −1 and wants them from the leaf's mover, so (DESIGN §4)
+    discount −1 and wants them from the leaf's mover, so (docs/design.md §4)
 
         v = 2ν − 1   if the leaf's player to move is P,
         v = 1 − 2ν   otherwise.

@@ -1,4 +1,4 @@
-"""Exact theory experiments of "Score vs. Winrate" (papers/score-vs-winrate.txt §IV).
+"""Exact theory experiments of "Score vs. Winrate" ([SvW] §IV in docs/design.md's references).
 
 The paper replaces the complexity of Go by randomness and shows, in two
 settings where everything can be computed exactly, that a score-maximising

@@ -16,8 +16,9 @@ Pieces for the generation loop in `saijax.train`:
   depend on the number of devices beyond float rounding.
 * `train_on_window`: runs S steps drawing batches from a sampler, raising
   `FloatingPointError` on a non-finite metric, naming the step and metric.
-* `grow_network`: builds the net the network schedule asks for, initialises
-  it and trains it on the current window before it takes over.
+* `network_spec`: the `networks.NetworkSpec` the config asks for at a
+  generation; `grow_network` initialises a newly built net and trains it on
+  the current window before it takes over.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ __all__ = [
     "make_mesh",
     "make_optimizer",
     "make_train_step",
-    "network_for_generation",
+    "network_spec",
     "replicate",
     "shard_batch",
     "train_on_window",
@@ -387,7 +388,7 @@ def train_on_window(
         state: the TrainState (donated to the first step).
         train_step: from `make_train_step`.
         sample_batch: `key -> batch`, e.g.
-            `functools.partial(buffer.sample, batch_size=B, with_colour=...)`.
+            `functools.partial(buffer.sample, batch_size=B, value_head=...)`.
         num_steps: S.
         key: PRNG key; step i's batch uses `fold_in(key, i)`.
         log_every: call `log_fn` every this many steps (0: never).
@@ -435,69 +436,67 @@ def train_on_window(
 # Network growth.
 
 
-def network_for_generation(config, generation: int) -> networks.SaiNet:
-    """The net the config's network schedule asks for at `generation`."""
+def network_spec(config, generation: int) -> networks.NetworkSpec:
+    """The network the config asks for at `generation`: the schedule's
+    (blocks, filters), and `network.value_head` and `network.beta_scale`
+    (0 means the default 10/N²)."""
     blocks, filters = config_lib.network_shape(config, generation)
-    beta_scale = config.network.beta_scale or None
-    return networks.make_network(
-        config.board_size, blocks=blocks, filters=filters, value_head=config.network.value_head, beta_scale=beta_scale
+    return networks.NetworkSpec(
+        board_size=config.board_size,
+        blocks=blocks,
+        filters=filters,
+        value_head=config.network.value_head,
+        beta_scale=config.network.beta_scale or None,
     )
 
 
 class GrownNetwork(NamedTuple):
-    """A newly built net, trained on the window and ready to take over."""
+    """A newly built net's state, trained on the window and ready to take over."""
 
-    net: networks.SaiNet
     state: TrainState
-    train_step: Callable[..., Any]
-    optimizer: optax.GradientTransformation
     metrics: dict[str, float]  # mean metrics of its catch-up training
 
 
 def grow_network(
-    config,
-    generation: int,
+    net: networks.SaiNet,
+    optimizer: optax.GradientTransformation,
+    train_step,
     *,
     key: jax.Array,
     sample_batch: Callable[[jax.Array], Mapping[str, jax.Array]],
-    num_steps: int | None = None,
+    num_steps: int,
     start_step: int = 0,
     mesh: Mesh | None = None,
     log_every: int = 0,
     log_fn: Callable[[int, dict[str, float]], None] | None = None,
 ) -> GrownNetwork:
-    """Builds the schedule's net for `generation` and trains it on the window.
+    """Initialises a newly built net and trains it on the window.
 
-    The caller decides when to grow: when `config.network_shape(config,
-    generation)` differs from the current net's (blocks, filters). The new
-    net starts from scratch (fresh initialisation and optimizer state) and is
-    trained on the current replay window before it replaces the old net, as
-    Leela Zero and SAI did (papers §3.3).
+    The caller decides when to grow (when `network_spec(config, generation)`
+    differs from the current net's) and builds the new net, its optimizer and
+    its train step. The new net starts from scratch (fresh initialisation and
+    optimizer state) and is trained on the current replay window before it
+    replaces the old net, as Leela Zero and SAI did (papers §3.3); only the
+    global step carries on.
 
     Args:
-        config: the run config.
-        generation: the generation whose network shape to build.
+        net: the new module.
+        optimizer: its optimizer, from `make_optimizer`.
+        train_step: its step, from `make_train_step(net, ..., optimizer=optimizer)`.
         key: PRNG key, consumed (initialisation and batch sampling).
         sample_batch: `key -> batch` over the current window.
-        num_steps: catch-up training steps; None means
-            `config.training.steps_per_generation`.
+        num_steps: catch-up training steps (0: initialise only).
         start_step: global step of the old net, so the learning-rate
             schedule carries on.
         mesh: device mesh; None means `make_mesh()`.
         log_every, log_fn: as in `train_on_window`.
 
     Returns:
-        GrownNetwork(net, state, train_step, optimizer, metrics).
+        GrownNetwork(state, metrics).
     """
-    mesh = mesh if mesh is not None else make_mesh()
-    net = network_for_generation(config, generation)
-    optimizer = make_optimizer(config.training)
     init_key, train_key = jax.random.split(key)
     state = create_train_state(net, optimizer, init_key, step=start_step, mesh=mesh)
-    train_step = make_train_step(net, config.board_size, config.training, mesh=mesh, optimizer=optimizer)
-    if num_steps is None:
-        num_steps = int(config.training.steps_per_generation)
     state, metrics = train_on_window(
         state, train_step, sample_batch, num_steps, train_key, log_every=log_every, log_fn=log_fn
     )
-    return GrownNetwork(net=net, state=state, train_step=train_step, optimizer=optimizer, metrics=metrics)
+    return GrownNetwork(state=state, metrics=metrics)

@@ -61,8 +61,11 @@ def setup():
     return net, optimizer, state
 
 
+SPEC = networks.NetworkSpec(board_size=N, blocks=1, filters=8)
+
+
 def _save(ckpt, generation, state, key=None, **kw):
-    kw = dict(dict(blocks=1, filters=8, value_head="sai", board_size=N, replay_dir="/tmp/run/replay"), **kw)
+    kw = dict(dict(network=SPEC, replay_dir="/tmp/run/replay"), **kw)
     return ckpt.save(generation, state=state, rng_key=jax.random.key(generation) if key is None else key, **kw)
 
 
@@ -89,8 +92,9 @@ def test_round_trip(tmp_path, setup):
             expected_shape=(1, 8),
         )
     assert payload.generation == 4
-    assert (payload.blocks, payload.filters) == (1, 8)
-    assert payload.value_head == "sai" and payload.board_size == N
+    assert (payload.spec.blocks, payload.spec.filters) == (1, 8)
+    assert payload.spec.value_head == "sai" and payload.spec.board_size == N
+    assert payload.spec == SPEC
     assert payload.replay_dir == "/tmp/run/replay"
     assert payload.extra == {"loss": 5.5}
     assert payload.directory == _step_dir(tmp_path, 4)
@@ -192,13 +196,13 @@ def test_leftover_temporary_directory_is_ignored(tmp_path, setup):
 _SAVER = textwrap.dedent("""
     import sys
     import jax, jax.numpy as jnp
-    from saijax import checkpoints
+    from saijax import checkpoints, networks
     with checkpoints.Checkpointer({workdir!r}, max_to_keep=2) as ckpt:
         for g in range(10 ** 6):
             state = {{'w': jnp.full((64, 1024), float(g)),
                       'step': jnp.asarray(g)}}
-            ckpt.save(g, state=state, rng_key=jax.random.key(g), blocks=1,
-                      filters=8, value_head='sai', board_size=5,
+            ckpt.save(g, state=state, rng_key=jax.random.key(g),
+                      network=networks.NetworkSpec(5, 1, 8),
                       replay_dir='/tmp/r')
             print(g, flush=True)
 """)
@@ -233,3 +237,118 @@ def test_sigkill_during_saves_leaves_a_readable_checkpoint(tmp_path, delay):
     meta = os.path.join(_step_dir(tmp_path, generation), "meta", "metadata")
     with open(meta) as f:
         assert json.load(f)["generation"] == generation
+
+
+# ---------------------------------------------------------------------------
+# The network spec in the metadata, and the read-only loader.
+
+
+def _metadata_file(workdir, generation):
+    return os.path.join(_step_dir(workdir, generation), "meta", "metadata")
+
+
+def _assert_same_variables(state, variables):
+    assert set(variables) == {"params", "batch_stats"}
+    want = {"params": state.params, "batch_stats": state.batch_stats}
+    assert jax.tree_util.tree_structure(variables) == jax.tree_util.tree_structure(want)
+    for a, b in zip(jax.tree_util.tree_leaves(want), jax.tree_util.tree_leaves(variables)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_metadata_round_trips_the_spec(tmp_path, setup):
+    net, optimizer, state = setup
+    spec = networks.NetworkSpec(board_size=N, blocks=1, filters=8, beta_scale=0.5)
+    with checkpoints.Checkpointer(tmp_path) as ckpt:
+        _save(ckpt, 2, state, network=spec, extra={"note": "x"})
+        meta = ckpt.read_metadata()
+        payload = ckpt.restore_latest(training.abstract_train_state(spec.build(), optimizer))
+        with pytest.raises(TypeError, match="NetworkSpec"):
+            ckpt.save(3, state=state, rng_key=jax.random.key(3), network=net, replay_dir="/tmp/r")
+    with open(_metadata_file(tmp_path, 2)) as f:
+        stored = json.load(f)
+    assert stored["format_version"] == 2
+    assert {k: stored[k] for k in spec.to_dict()} == {
+        "board_size": N,
+        "blocks": 1,
+        "filters": 8,
+        "value_head": "sai",
+        "beta_scale": 0.5,
+    }
+    assert networks.NetworkSpec.from_dict(meta) == spec
+    assert payload.spec == spec
+
+    for path in [tmp_path, tmp_path / "checkpoints", tmp_path / "checkpoints" / "2"]:
+        loaded = checkpoints.load_network(path)
+        assert loaded.spec == spec and loaded.spec.build().effective_beta_scale == 0.5
+        assert loaded.generation == 2 and loaded.directory == _step_dir(tmp_path, 2)
+        assert loaded.metadata["extra"] == {"note": "x"}
+        _assert_same_variables(state, loaded.variables)
+
+
+def test_old_format_without_beta_scale_still_loads(tmp_path, setup):
+    """Format 1 (before the spec) did not record beta_scale: it reads as the
+    default 10/N²."""
+    _, optimizer, state = setup
+    with checkpoints.Checkpointer(tmp_path) as ckpt:
+        _save(ckpt, 0, state)
+    path = _metadata_file(tmp_path, 0)
+    with open(path) as f:
+        meta = json.load(f)
+    del meta["beta_scale"]
+    meta["format_version"] = 1
+    with open(path, "w") as f:
+        json.dump(meta, f)
+
+    with checkpoints.Checkpointer(tmp_path) as ckpt:
+        assert ckpt.read_metadata(0)["beta_scale"] is None
+        payload = ckpt.restore(0, training.abstract_train_state(SPEC.build(), optimizer), expected_shape=(1, 8))
+    assert payload.spec == SPEC and payload.spec.beta_scale == 10 / N**2
+    loaded = checkpoints.load_network(tmp_path)
+    assert loaded.spec == SPEC
+    _assert_same_variables(state, loaded.variables)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (dict(format_version=3), "metadata format 3"),
+        (dict(beta_scale=-1.0), "no valid network.*beta_scale"),
+        (dict(blocks=None), "incomplete metadata"),
+    ],
+)
+def test_bad_metadata_names_the_checkpoint(tmp_path, setup, change, match):
+    _, _, state = setup
+    with checkpoints.Checkpointer(tmp_path) as ckpt:
+        _save(ckpt, 1, state)
+    path = _metadata_file(tmp_path, 1)
+    with open(path) as f:
+        meta = json.load(f)
+    meta.update(change)
+    if change.get("blocks", 0) is None:
+        del meta["blocks"]
+    with open(path, "w") as f:
+        json.dump(meta, f)
+    with pytest.raises(checkpoints.CheckpointError, match=match) as info:
+        checkpoints.load_network(tmp_path)
+    assert _step_dir(tmp_path, 1) in str(info.value)
+    with checkpoints.Checkpointer(tmp_path) as ckpt:
+        with pytest.raises(checkpoints.CheckpointError, match=match):
+            ckpt.read_metadata(1)
+
+
+def test_load_network_is_read_only(tmp_path, setup):
+    """A live run's save in progress (a temporary directory) survives."""
+    _, _, state = setup
+    with checkpoints.Checkpointer(tmp_path) as ckpt:
+        _save(ckpt, 0, state)
+    tmp = os.path.join(str(tmp_path), "checkpoints", "1.orbax-checkpoint-tmp-1234567")
+    os.makedirs(os.path.join(tmp, "state"))
+    assert checkpoints.load_network(tmp_path).generation == 0
+    assert os.path.isdir(tmp)
+    with pytest.raises(FileNotFoundError, match="5 does not exist"):
+        checkpoints.load_network(tmp_path / "checkpoints" / "5")
+    (tmp_path / "checkpoints" / "5").mkdir()
+    with pytest.raises(checkpoints.CheckpointError, match=str(tmp_path / "checkpoints" / "5")):
+        checkpoints.load_network(tmp_path / "checkpoints" / "5")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        checkpoints.load_network(tmp_path / "missing")

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from saijax import config as config_lib
+from saijax import training
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _CONFIGS = sorted(glob.glob(os.path.join(_ROOT, "configs", "*.py")))
@@ -75,7 +76,7 @@ def test_helpers():
     config = _default()
     assert config_lib.effective_max_moves(config) == 162
     assert config_lib.dirichlet_alpha(config) == pytest.approx(0.03 * 361 / 81)
-    assert config_lib.beta_scale(config) == pytest.approx(10 / 81)
+    assert training.network_spec(config, 0).beta_scale == pytest.approx(10 / 81)
     config.max_moves = 100
     config.search.dirichlet_alpha = 0.3
     assert config_lib.effective_max_moves(config) == 100

@@ -1,6 +1,5 @@
-"""Tests for saijax.elo: recovery of known ratings, exact small cases, I/O, CLI."""
+"""Tests for saijax.elo: recovery of known ratings, exact small cases, CLI (the table reader is in results_test)."""
 
-import csv
 import itertools
 import json
 import math
@@ -14,7 +13,7 @@ import scipy.optimize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from saijax import elo
+from saijax import elo, results
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -259,69 +258,6 @@ def test_anchor_only_shifts_ratings(seed, anchor):
     assert moved.log_likelihood == pytest.approx(base.log_likelihood, abs=1e-6)
 
 
-def _records():
-    return [
-        {
-            "black": "random",
-            "white": "gen1",
-            "winner": "white",
-            "margin": -12.5,
-            "moves": 61,
-            "komi": 7.5,
-            "handicap": 0,
-            "sgf": "games/0.sgf",
-            "resigned": False,
-        },
-        {
-            "black": "gen1",
-            "white": "random",
-            "winner": "black",
-            "margin": None,
-            "moves": 40,
-            "komi": 7.5,
-            "handicap": 0,
-            "sgf": "games/1.sgf",
-            "resigned": True,
-        },
-        {
-            "black": "gen1",
-            "white": "007",
-            "winner": "draw",
-            "margin": 0.0,
-            "moves": 80,
-            "komi": 7.0,
-            "handicap": 2,
-            "sgf": "games/2.sgf",
-            "resigned": False,
-        },
-    ]
-
-
-def test_load_results_round_trips_jsonl_and_csv(tmp_path):
-    records = _records()
-    jsonl = tmp_path / "results.jsonl"
-    jsonl.write_text("".join(json.dumps(r) + "\n" for r in records) + "\n")
-    path_csv = tmp_path / "results.csv"
-    with open(path_csv, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(records[0]))
-        writer.writeheader()
-        writer.writerows(records)
-    assert elo.load_results(jsonl) == records
-    assert elo.load_results(path_csv) == records
-    assert elo.load_results(str(path_csv))[2]["white"] == "007"  # stays a name
-
-
-def test_load_results_reports_bad_rows(tmp_path):
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"black": "a", "white": "b", "winner": "black"}\n{"black": "a", "white": "b", "winner": "B+R"}\n')
-    with pytest.raises(ValueError, match=r"bad.jsonl:2: winner"):
-        elo.load_results(bad)
-    missing = tmp_path / "missing.csv"
-    missing.write_text("black,winner\na,black\n")
-    with pytest.raises(ValueError, match=r"missing.csv:2: missing column.*white"):
-        elo.load_results(missing)
-
-
 def test_format_table_lists_players_strongest_first(synthetic_fit):
     table = elo.format_table(synthetic_fit)
     rows = [
@@ -331,6 +267,17 @@ def test_format_table_lists_players_strongest_first(synthetic_fit):
     ]
     assert rows == ["gen4", "gen3", "gen2", "gen1", "random"]
     assert "draw parameter" in table and "black advantage" in table
+
+
+def test_fits_rows_read_from_a_results_table(tmp_path):
+    games = _sample_games({"random": 0, "7": 150, "gen2": 300}, games_per_colour=10, draw=60, advantage=30, seed=4)
+    path = tmp_path / "table.csv"
+    results.append_results(path, [results.GameResult(**g) for g in games])
+    rows = results.read_results(path)
+    assert rows[0].black == "random" and {r.white for r in rows} >= {"7"}
+    assert elo.fit_elo(rows).ratings == pytest.approx(elo.fit_elo(games).ratings)
+    with pytest.raises(ValueError, match="game 1: player 'a' plays itself"):
+        elo.fit_elo([rows[0], results.GameResult(black="a", white="a", winner="draw")])
 
 
 @pytest.fixture()
@@ -425,10 +372,3 @@ def test_black_winning_everything_has_no_advantage_estimate():
         elo.fit_elo(games)
     fit = elo.fit_elo(games, first_move_advantage=False)
     assert fit.ratings["b"] == pytest.approx(0.0, abs=1e-6)
-
-
-def test_load_results_rejects_ragged_csv(tmp_path):
-    ragged = tmp_path / "ragged.csv"
-    ragged.write_text("black,white,winner\na,b,black,extra\n")
-    with pytest.raises(ValueError, match="ragged.csv:2: more cells"):
-        elo.load_results(ragged)

@@ -13,7 +13,7 @@ legal moves must agree.
   through ``is_allowed_move()``, which checks simple ko, suicide and then
   positional superko against the hash of every position since
   ``clear_board`` (the hashes leave out the simple-ko point and the side to
-  move), i.e. exactly DESIGN §1's rule. ``test_gnugo_superko_semantics``
+  move), i.e. exactly docs/design.md §1's rule. ``test_gnugo_superko_semantics``
   pins this down on a hand-built position, so a GNU Go whose ``all_legal``
   only knew simple ko would be caught there rather than show up as a
   mysterious mismatch. GNU Go keeps at most 500 moves of history before

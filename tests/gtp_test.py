@@ -24,7 +24,7 @@ import optax
 import pytest
 
 import saijax
-from saijax import checkpoints, go, gtp, networks, players, training
+from saijax import checkpoints, go, gtp, networks, players, search, training
 
 N = 5
 VISITS = 4
@@ -469,12 +469,12 @@ def test_genmove_analyze_in_process(engine):
 
 
 def test_setoption_changes_the_agent(engine):
-    before = engine.agent.agent
+    before = engine.agent
     assert engine.handle("lz-setoption name lambda value 0.3") == OK
-    assert engine.agent.agent == (0.3, before[1], before[2])
+    assert engine.agent == search.Agent(0.3, before.mu, before.threshold)
     assert engine.handle("lz-setoption name mu value 0.2") == OK
     assert engine.handle("lz-setoption name threshold value 0.6") == OK
-    assert engine.agent.agent == (0.3, 0.2, 0.6)
+    assert engine.agent == search.Agent(0.3, 0.2, 0.6)
     for bad in [
         "lz-setoption name mu value 0.5",
         "lz-setoption name lambda value 1.5",
@@ -483,18 +483,18 @@ def test_setoption_changes_the_agent(engine):
     ]:
         response = engine.handle(bad)
         assert response.startswith("? ") and response.endswith("\n\n"), response
-        assert engine.agent.agent == (0.3, 0.2, 0.6)
+        assert engine.agent == search.Agent(0.3, 0.2, 0.6)
     assert engine.handle("lz-setoption name lambda_ value 1") == OK
     assert engine.handle("lz-setoption name mu value 1") == OK
-    assert engine.agent.agent == (1.0, 1.0, 0.6)
+    assert engine.agent == search.Agent(1.0, 1.0, 0.6)
     # The search runs with the new agent: λ = μ = 1 anchors the root at 1/2.
     engine.handle("lz-setoption name threshold value 0")
     engine.handle("clear_board")
-    out, _ = engine.agent.search(engine.state, VISITS)
+    out = engine.search(engine.state, VISITS)
     alpha = float(out.root_alpha[0])
     assert float(out.x_lambda[0]) == pytest.approx(-alpha, abs=1e-4)
     assert float(out.x_mu[0]) == pytest.approx(-alpha, abs=1e-4)
-    engine.agent.set_agent(*before)
+    engine.player = engine.player.with_agent(before)
 
 
 def test_genmove_resigns_below_threshold(engine):
@@ -530,7 +530,7 @@ def test_a_failing_command_leaves_the_state_alone(engine, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("search exploded\n\nbadly")
 
-    monkeypatch.setattr(engine.agent, "search", broken)
+    monkeypatch.setattr(engine, "search", broken)
     assert engine.handle("9 genmove b") == "?9 search exploded badly\n\n"  # one line, no blank line
     assert engine.state is state and engine.komi == komi
     # A stream that already answered "=" ends cleanly, with no info line.
@@ -595,10 +595,7 @@ def _save_checkpoint(workdir, net, generation=4, seed=1):
             generation,
             state=state,
             rng_key=jax.random.key(0),
-            blocks=net.blocks,
-            filters=net.filters,
-            value_head=net.value_head,
-            board_size=net.board_size,
+            network=net.spec,
             replay_dir=os.path.join(workdir, "replay"),
         )
     return variables

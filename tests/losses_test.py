@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import losses
+from saijax import losses, networks
 
 
 class _Outputs(NamedTuple):
@@ -56,7 +56,7 @@ def test_policy_loss_ignores_illegal_logits():
 
 
 def test_value_loss_sai_is_quarter_of_pm1_mse():
-    """0.7 · MSE(tanh(β/2·(α+k)), 2z−1) = 2.8 · MSE(τ(k), z) (DESIGN §10)."""
+    """0.7 · MSE(tanh(β/2·(α+k)), 2z−1) = 2.8 · MSE(τ(k), z) (docs/design.md §10)."""
     alpha = jnp.array([3.0, -2.0, 0.0, 10.0])
     beta = jnp.array([0.5, 1.0, 0.2, 0.05])
     k = jnp.array([-7.5, 7.5, 0.5, -0.5])
@@ -149,7 +149,7 @@ def _batch_and_outputs(batch_size=4, board_size=3):
     return outputs, batch
 
 
-@pytest.mark.parametrize("value_head", losses.VALUE_HEADS)
+@pytest.mark.parametrize("value_head", networks.VALUE_HEADS)
 def test_total_loss(value_head, tiny_variables):
     params = tiny_variables["params"]
     outputs, batch = _batch_and_outputs()

@@ -1,5 +1,7 @@
 """Tests for saijax.networks: shapes, β, symmetry, BN and a supervised fit."""
 
+import json
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -21,7 +23,7 @@ def _net(board_size, value_head="sai", blocks=1, filters=8, **kw):
 
 
 def _random_planes(seed, batch, n, c):
-    """Binary planes with the constant ones plane last (as in DESIGN §2).
+    """Binary planes with the constant ones plane last (as in docs/design.md §2).
 
     numpy, not jax.random: eager jax.random compiles for every new shape.
     """
@@ -105,6 +107,71 @@ def test_bfloat16_compute_keeps_float32_outputs():
 def test_default_beta_scale():
     assert _net(9).effective_beta_scale == pytest.approx(10 / 81)
     assert _net(9, beta_scale=0.5).effective_beta_scale == 0.5
+
+
+# --------------------------------------------------------------------------
+# NetworkSpec.
+
+
+def test_spec_resolves_beta_scale_and_builds_the_same_net():
+    spec = networks.NetworkSpec(board_size=9, blocks=1, filters=8)
+    assert spec.beta_scale == 10 / 81
+    assert spec == networks.NetworkSpec(9, 1, 8, "sai", 10 / 81)
+    net = spec.build()
+    assert net == _net(9) and net.effective_beta_scale == 10 / 81
+    assert net.spec == spec
+    # A SaiNet built directly (beta_scale None) has the same spec.
+    assert networks.SaiNet(board_size=9, blocks=1, filters=8).spec == spec
+    scaled = networks.NetworkSpec(5, 2, 16, "score", 1)
+    assert scaled.beta_scale == 1.0 and isinstance(scaled.beta_scale, float)
+    assert scaled.build().spec == scaled
+
+
+def test_spec_dict_round_trip():
+    for spec in [networks.NetworkSpec(5, 1, 8), networks.NetworkSpec(19, 6, 64, "winrate", 0.5)]:
+        d = json.loads(json.dumps(spec.to_dict()))
+        assert d == {
+            "board_size": spec.board_size,
+            "blocks": spec.blocks,
+            "filters": spec.filters,
+            "value_head": spec.value_head,
+            "beta_scale": spec.beta_scale,
+        }
+        assert networks.NetworkSpec.from_dict(d) == spec
+        # Extra keys (a checkpoint's other metadata) are ignored.
+        assert networks.NetworkSpec.from_dict({**d, "generation": 3}) == spec
+    # None is the default scale.
+    d = dict(board_size=5, blocks=1, filters=8, value_head="sai", beta_scale=None)
+    assert networks.NetworkSpec.from_dict(d).beta_scale == 10 / 25
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (dict(blocks="1"), "blocks"),
+        (dict(filters=0), "filters"),
+        (dict(board_size=20), "board_size"),
+        (dict(value_head="bogus"), "'bogus'"),
+        (dict(beta_scale=-1.0), "beta_scale"),
+        (dict(beta_scale=float("nan")), "beta_scale"),
+    ],
+)
+def test_spec_validation_names_the_field(change, field):
+    d = dict(board_size=5, blocks=1, filters=8, value_head="sai", beta_scale=0.5)
+    with pytest.raises(ValueError, match=field):
+        networks.NetworkSpec(**{**d, **change})
+    with pytest.raises(ValueError, match=field):
+        networks.NetworkSpec.from_dict({**d, **change})
+
+
+def test_spec_from_dict_names_missing_keys():
+    d = dict(board_size=5, blocks=1, filters=8, value_head="sai", beta_scale=0.5)
+    with pytest.raises(ValueError, match="missing beta_scale"):
+        networks.NetworkSpec.from_dict({k: v for k, v in d.items() if k != "beta_scale"})
+    with pytest.raises(ValueError, match="missing blocks, filters"):
+        networks.NetworkSpec.from_dict({"board_size": 5, "value_head": "sai", "beta_scale": 0.5})
+    with pytest.raises(ValueError, match="network spec must be a dict"):
+        networks.NetworkSpec.from_dict([5, 1, 8])
 
 
 # --------------------------------------------------------------------------

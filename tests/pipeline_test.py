@@ -8,6 +8,7 @@ first two generations serves the tests that need a finished run.
 """
 
 import copy
+import dataclasses
 import glob
 import hashlib
 import json
@@ -22,7 +23,7 @@ import jax
 import numpy as np
 import pytest
 
-from saijax import checkpoints, pipeline, replay, sgf, training
+from saijax import checkpoints, features, go, gtp, networks, pipeline, players, replay, sgf, training
 from saijax import config as config_lib
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -159,6 +160,7 @@ def test_two_generations_write_checkpoints_metrics_replay_and_sgf(first_run):
         meta = ckpt.read_metadata(1)
     assert (meta["generation"], meta["blocks"], meta["filters"]) == (1, 1, 8)
     assert (meta["board_size"], meta["value_head"]) == (5, "sai")
+    assert meta["beta_scale"] == 10 / 25  # network.beta_scale = 0: the default, recorded
 
     metrics = _metrics(work)
     assert [m["generation"] for m in metrics] == [0, 1]
@@ -287,7 +289,7 @@ def test_killed_run_resumes_and_finishes(tmp_path):
     config = _tiny_config(generations=4)
     with checkpoints.Checkpointer(workdir) as ckpt:
         assert ckpt.latest_generation() == 3
-        net = training.network_for_generation(config, 3)
+        net = training.network_spec(config, 3).build()
         template = training.abstract_train_state(net, training.make_optimizer(config.training))
         payload = ckpt.restore_latest(template, expected_shape=(1, 8))
     assert payload.generation == 3
@@ -359,3 +361,84 @@ def test_corrupt_checkpoint_from_the_command_line(first_run, tmp_path):
     assert result.returncode != 0
     message = _last_line(result.stderr)
     assert step_dir in message and "corrupt" in message, result.stderr[-2000:]
+
+
+# ---------------------------------------------------------------------------
+# A non-default β scale travels with the checkpoint.
+
+
+@pytest.fixture(scope="module")
+def beta_run(tmp_path_factory):
+    """configs/tiny.py with --config.network.beta_scale=0.5, one generation."""
+    workdir = str(tmp_path_factory.mktemp("beta") / "run")
+    config = _tiny_config(generations=1)
+    config.network.beta_scale = 0.5
+    pipeline.train_and_evaluate(config, workdir, progress=False, log=lambda *_: None)
+    return dict(workdir=workdir, config=config)
+
+
+def _alpha_beta(net, variables, rules, state):
+    """The net's (α, β) on one position, applied directly."""
+    planes = features.network_inputs(rules, jax.tree_util.tree_map(lambda x: x[None], state), net.value_head)
+    out, _ = networks.apply_network(net, variables, planes)
+    return float(out.alpha[0]), float(out.beta[0])
+
+
+def _restore_trained(config, workdir):
+    spec = training.network_spec(config, 0)
+    template = training.abstract_train_state(spec.build(), training.make_optimizer(config.training))
+    with checkpoints.Checkpointer(workdir) as ckpt:
+        return ckpt.restore_latest(template)
+
+
+def test_gtp_plays_with_the_trained_beta_scale(beta_run):
+    config, workdir = beta_run["config"], beta_run["workdir"]
+    spec = training.network_spec(config, 0)
+    assert spec.beta_scale == 0.5
+    payload = _restore_trained(config, workdir)
+    assert payload.spec == spec
+
+    engine = gtp.GtpEngine(players.load_player(workdir), visits=2)
+    assert engine.player.net.spec == spec
+    for move in ("play B c3", "play W b2", "play B d4"):
+        assert engine.handle(move) == "=\n\n"
+    out = engine.search(engine.state)
+    alpha, beta = _alpha_beta(spec.build(), payload.state.variables, engine.rules, engine.state)
+    np.testing.assert_allclose([float(out.root_alpha[0]), float(out.root_beta[0])], [alpha, beta], rtol=1e-5)
+    # The comparison can tell the scales apart: the default 10/25 gives β · 0.4/0.5.
+    default = dataclasses.replace(spec, beta_scale=None)
+    _, default_beta = _alpha_beta(default.build(), payload.state.variables, engine.rules, engine.state)
+    assert default_beta == pytest.approx(beta * 0.4 / 0.5, rel=1e-5)
+
+
+def test_resume_with_another_beta_scale_is_refused(beta_run, tmp_path):
+    work = str(tmp_path / "run")
+    shutil.copytree(beta_run["workdir"], work)
+    kept = [os.path.join(work, name) for name in ("checkpoints", "replay", "metrics.jsonl")]
+    before = _digest(kept)
+    with pytest.raises(checkpoints.CheckpointError, match=r"beta_scale 0\.5.*beta_scale 0\.4") as error:
+        pipeline.train_and_evaluate(_tiny_config(generations=1), work, progress=False, log=lambda *_: None)
+    assert os.path.join(work, "checkpoints", "0") in str(error.value)
+    assert "network.beta_scale" in str(error.value)
+    assert _digest(kept) == before
+
+
+def test_resume_of_a_format_1_checkpoint_takes_the_config_beta_scale(beta_run, tmp_path):
+    """Format 1 did not record beta_scale; the run's config says what it was."""
+    work = str(tmp_path / "run")
+    shutil.copytree(beta_run["workdir"], work)
+    path = os.path.join(work, "checkpoints", "0", "meta", "metadata")
+    with open(path) as f:
+        meta = json.load(f)
+    del meta["beta_scale"]
+    meta["format_version"] = 1
+    with open(path, "w") as f:
+        json.dump(meta, f)
+    config = beta_run["config"]
+    log = []
+    summary = pipeline.train_and_evaluate(config, work, progress=False, log=log.append)
+    assert any("resuming from" in line for line in log)
+    rules = go.GoRules(config.board_size)
+    payload = _restore_trained(config, work)
+    _, beta = _alpha_beta(training.network_spec(config, 0).build(), payload.state.variables, rules, go.init(rules, 0.0))
+    assert summary["beta_empty"] == pytest.approx(beta, rel=1e-5)

@@ -1,6 +1,5 @@
-"""Tests for saijax.replay: packing, files, the window, and augmentation."""
+"""Tests for saijax.replay: files, the window, and augmentation."""
 
-import functools
 import os
 
 import jax
@@ -8,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import go, replay
+from saijax import features, go, replay
 
 N = 5
 A = N * N + 1
@@ -16,12 +15,12 @@ A = N * N + 1
 
 def _random_rows(rng, count, *, generation=0, first_game=0, valid=None):
     """Rows with random binary planes and random policies."""
-    features = (rng.random((count, N, N, 17)) < 0.3).astype(np.float32)
-    features[..., 16] = 1.0
+    planes = (rng.random((count, N, N, 17)) < 0.3).astype(np.float32)
+    planes[..., 16] = 1.0
     policy = rng.random((count, A)).astype(np.float32)
     policy /= policy.sum(axis=1, keepdims=True)
     return replay.TrainingRows(
-        planes=np.asarray(replay.pack_planes(features)),
+        planes=np.asarray(features.pack_planes(planes)),
         to_play=rng.choice(np.array([1, -1], np.int8), count),
         policy=policy,
         signed_komi=rng.choice([-7.5, 7.5, 0.5], count).astype(np.float32),
@@ -38,48 +37,6 @@ def _random_rows(rng, count, *, generation=0, first_game=0, valid=None):
 def _assert_rows_equal(a, b):
     for name in a.__dataclass_fields__:
         np.testing.assert_array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name)), name)
-
-
-# ---------------------------------------------------------------------------
-# Packing.
-
-
-def test_pack_unpack_round_trip_on_real_positions():
-    rules = go.GoRules(N)
-    state = go.init(rules, 7.5)
-    step = jax.jit(functools.partial(go.step, rules))
-    features = jax.jit(functools.partial(go.features, rules))
-    feats, to_play = [], []
-    for action in [12, 6, 7, 11, 13, 25, 17, 8, 16]:
-        state = step(state, action)
-        feats.append(features(state))
-        to_play.append(state.to_play)
-    feats = jnp.stack(feats)
-    to_play = jnp.stack(to_play)
-    packed = replay.pack_planes(feats)
-    assert packed.dtype == jnp.uint8 and packed.shape == (9, N, N, 2)
-    np.testing.assert_array_equal(replay.unpack_planes(packed, N, False), feats)
-    with_colour = jax.jit(replay.unpack_planes, static_argnums=(1, 2))(packed, N, True, to_play)
-    assert with_colour.shape == (9, N, N, 18)
-    np.testing.assert_array_equal(with_colour[..., :17], feats)
-    black = np.asarray(to_play) == 1
-    np.testing.assert_array_equal(with_colour[black, ..., 17], 1.0)
-    np.testing.assert_array_equal(with_colour[~black, ..., 17], 0.0)
-    np.testing.assert_array_equal(replay.network_input(feats, to_play, "winrate"), with_colour)
-    np.testing.assert_array_equal(replay.network_input(feats, to_play, "sai"), feats)
-
-
-def test_pack_unpack_round_trip_random():
-    rng = np.random.default_rng(0)
-    planes = (rng.random((3, 4, N, N, 17)) < 0.5).astype(np.float32)
-    planes[..., 16] = 1.0
-    packed = replay.pack_planes(planes)
-    np.testing.assert_array_equal(replay.unpack_planes(packed, N, False), planes)
-
-
-def test_unpack_checks_shape():
-    with pytest.raises(ValueError, match="packed planes"):
-        replay.unpack_planes(jnp.zeros((2, N, N, 3), jnp.uint8), N, False)
 
 
 # ---------------------------------------------------------------------------
@@ -170,10 +127,10 @@ def test_symmetry_matches_go_transforms():
     rules = go.GoRules(N)
     rng = np.random.default_rng(5)
     rows = _random_rows(rng, 8)
-    planes = replay.unpack_planes(jnp.asarray(rows.planes), N, False)
+    planes = features.unpack_planes(jnp.asarray(rows.planes))
     symmetry = jnp.arange(8)
     packed, policy = replay._apply_symmetry(jnp.asarray(rows.planes), jnp.asarray(rows.policy), symmetry, N)
-    out = replay.unpack_planes(packed, N, False)
+    out = features.unpack_planes(packed)
     for k in range(8):
         np.testing.assert_array_equal(out[k], go.transform_planes(planes[k], k))
         np.testing.assert_array_equal(policy[k], go.transform_policy(rules, rows.policy[k], k))
@@ -196,7 +153,7 @@ def test_sample_keeps_planes_and_policy_consistent(tmp_path):
     policy = np.zeros((count, A), np.float32)
     policy[np.arange(count), points] = 0.75
     policy[:, N * N] = 0.25
-    rows = rows.replace(planes=np.asarray(replay.pack_planes(planes)), policy=policy)
+    rows = rows.replace(planes=np.asarray(features.pack_planes(planes)), policy=policy)
     buffer = replay.ReplayBuffer(tmp_path, N)
     buffer.write_generation(0, rows)
     buffer.load_window(0, 1)
@@ -216,7 +173,7 @@ def test_sample_keeps_planes_and_policy_consistent(tmp_path):
     marker = np.asarray(batch["planes"][..., 5]).reshape(256, N * N)
     assert len(set(np.argmax(marker, axis=1))) == 8
 
-    with_colour = buffer.sample(jax.random.key(1), 64, with_colour=True)
+    with_colour = buffer.sample(jax.random.key(1), 64, value_head="winrate")
     assert with_colour["planes"].shape == (64, N, N, 18)
 
 

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import go, networks, search, sigmoid
+from saijax import features, go, networks, players, search, sigmoid
 
 R5 = go.GoRules(5)
 R7 = go.GoRules(7)
@@ -232,7 +232,7 @@ def tiny_net():
 
 def test_network_search_shapes_and_no_retrace(tiny_net):
     net, variables = tiny_net
-    cfg = search.SearchConfig(num_simulations=16, lambda_=0.5)
+    cfg = search.SearchConfig(num_simulations=16)
     ev = search.make_network_evaluator(net, R5)
 
     @jax.jit
@@ -254,25 +254,44 @@ def test_network_search_shapes_and_no_retrace(tiny_net):
     assert (np.asarray(out.root_beta) > 0).all()
 
 
-def test_agent_wrapper(tiny_net):
+def test_player_search_summary_and_agent(tiny_net):
+    """The one player type: a searched move, its root moves and PVs, a validated agent."""
     net, variables = tiny_net
-    ag = search.Agent(R5, search.make_network_evaluator(net, R5), variables, search.SearchConfig(num_simulations=8))
+    player = players.Player.from_network("p", net, variables, config=search.SearchConfig(num_simulations=8))
     s = go.init(R5, 0.5)
-    action, info = ag.genmove(s)
+    fn = search.make_search_fn(player.evaluator, R5, player.config)
+    states = jax.tree_util.tree_map(lambda x: x[None], s)
+    out = fn(player.variables, jax.random.PRNGKey(0), states, player.agent.params())
+    action = int(out.action[0])
     assert bool(s.legal[action])
-    assert 0.0 <= info["winrate"] <= 1.0
-    stats = ag.analyze(s, visits=8)
-    assert stats and sum(m["visits"] for m in stats) == 8
-    assert stats[0]["pv"][0] == stats[0]["move"]
-    ag.set_agent(0.5, 0.25, 0.5)
-    assert ag.agent == (0.5, 0.25, 0.5)
+    assert 0.0 <= float(out.root_winrate[0]) <= 1.0
+    stats = search.root_moves(out)
+    assert stats and sum(m.visits for m in stats) == 8
+    assert stats[0].pv[0] == stats[0].action
+    assert [m.visits for m in stats] == sorted((m.visits for m in stats), reverse=True)
+    # The root's principal variation starts with a most visited child.
+    by_action = {m.action: m for m in stats}
+    assert by_action[int(out.pv[0, 0])].visits == stats[0].visits
+    assert tuple(int(a) for a in out.child_pv[0, stats[0].action] if a >= 0) == stats[0].pv
+    assert float(out.best_value[0]) == pytest.approx(max(m.value for m in stats))
+    player = player.with_agent(lambda_=0.5, mu=0.25, threshold=0.5)
+    assert player.agent == search.Agent(0.5, 0.25, 0.5)
     with pytest.raises(ValueError, match="lambda"):
-        ag.set_agent(0.1, 0.5)
-    with pytest.raises(ValueError, match="search.lambda_"):
-        search.SearchConfig(lambda_=0.1, mu=0.2)
-    done = go.resign(s)
-    with pytest.raises(ValueError, match="ended"):
-        ag.genmove(done)
+        player.with_agent(lambda_=0.1, mu=0.5)
+    with pytest.raises(ValueError, match="lambda"):
+        search.Agent(lambda_=0.1, mu=0.2)
+    with pytest.raises(ValueError, match="threshold"):
+        search.Agent(threshold=1.5)
+
+
+def test_should_resign_rule():
+    best = jnp.array([0.01, 0.01, 0.5, jnp.nan])
+    moves = jnp.array([30, 3, 30, 30])
+    got = search.should_resign(best, moves, threshold=0.05, resign_after=6)
+    assert np.asarray(got).tolist() == [True, False, False, False]
+    assert not np.asarray(search.should_resign(best, moves, threshold=-1.0, resign_after=0)).any()
+    assert bool(search.should_resign(0.01, 10, threshold=0.05, resign_after=10))
+    assert search.default_resign_after(go.GoRules(9)) == 20
 
 
 def test_baseline_heads_plug_in():
@@ -286,6 +305,6 @@ def test_baseline_heads_plug_in():
         out = fn(variables, jax.random.PRNGKey(0), states)
         assert np.isfinite(np.asarray(out.root_value)).all()
         if head == "winrate":
-            x = search.network_inputs(R5, states, head)
+            x = features.network_inputs(R5, states, head)
             raw = net.apply(variables, x, train=False)
             np.testing.assert_allclose(np.asarray(out.root_winrate), (np.asarray(raw.value) + 1) / 2, atol=1e-5)

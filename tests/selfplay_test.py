@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import go, replay, search, selfplay
+from saijax import features, go, replay, search, selfplay
 
 RULES = go.GoRules(5, max_moves=16)
 BATCH = 8  # divisible by the 8 fake devices of the sharding test
@@ -200,7 +200,7 @@ def replayed(played):
     """
     rec = played["records"]
     move = jax.jit(_replay_move)
-    packed = jax.jit(jax.vmap(lambda s: replay.pack_planes(go.features(RULES, s))))
+    packed = jax.jit(jax.vmap(lambda s: features.pack_planes(go.features(RULES, s))))
     area = jax.jit(jax.vmap(lambda s: go.area_score(RULES, s)))
     init = jax.jit(lambda k: go.init(RULES, k))
 

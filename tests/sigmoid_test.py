@@ -20,7 +20,7 @@ MAX_ALPHA = 3610.0  # 10·N² on 19×19.
 
 
 def _ref_f(alpha, beta, u, same_player):
-    """f(u) of DESIGN §4, written out literally, in float64."""
+    """f(u) of docs/design.md §4, written out literally, in float64."""
     if same_player:
         return special.expit(beta * (alpha + u))
     return 1.0 - special.expit(beta * (alpha - u))

@@ -1,4 +1,4 @@
-"""Tests for saijax.theory (papers/score-vs-winrate.txt §IV)."""
+"""Tests for saijax.theory ([SvW] §IV, see docs/design.md)."""
 
 import itertools
 

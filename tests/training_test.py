@@ -199,10 +199,15 @@ def test_schedule_follows_global_step_across_growth():
             training=config,
         )
     )
+    spec = training.network_spec(run, 2)
+    net = spec.build()
+    tx = training.make_optimizer(config)
+    step = training.make_train_step(net, N, config, optimizer=tx)
     grown = training.grow_network(
-        run, 2, key=jax.random.key(0), sample_batch=lambda key: _batch("sai"), num_steps=3, start_step=29
+        net, tx, step, key=jax.random.key(0), sample_batch=lambda key: _batch("sai"), num_steps=3, start_step=29
     )
-    assert (grown.net.blocks, grown.net.filters) == (2, 8)
+    assert (spec.blocks, spec.filters) == (2, 8)
+    assert spec == networks.NetworkSpec(board_size=N, blocks=2, filters=8)  # beta_scale 0.0: the default
     assert int(grown.state.step) == 32
     assert "block_1" in grown.state.params
     # Steps 29 (generation 2) then 30, 31 (generation 3): mean of the rates.

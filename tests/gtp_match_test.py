@@ -1,0 +1,76 @@
+"""Matches against a GTP engine: a tiny net against GNU Go, counted as GNU Go counts."""
+
+import jax
+import pytest
+
+from saijax import arena, go, gtp_match, networks, players, results, search, sgf
+
+R5 = go.GoRules(5)
+VISITS = 8
+
+
+@pytest.fixture(scope="module")
+def player():
+    net = networks.make_network(5, blocks=1, filters=8)
+    variables = networks.init_network(net, jax.random.PRNGKey(0))
+    return players.Player.from_network("random", net, variables, config=search.SearchConfig(num_simulations=VISITS))
+
+
+def _replayed_margin(path):
+    """Black-minus-White Tromp–Taylor margin of an SGF's final position."""
+    record = sgf.read_sgf(path)
+    final = sgf.replay(record)[-1]
+    return float(go.area_score(R5, final)) - record.komi, record
+
+
+def test_gnugo_argv_forbids_resignation(gnugo_path):
+    argv = gtp_match.gnugo_arena_argv(level=10)
+    assert argv[0] == gnugo_path or argv[0].endswith("gnugo")
+    assert "--never-resign" in argv and "--capture-all-dead" in argv and "--level" in argv
+    assert "--never-resign" not in gtp_match.gnugo_arena_argv(level=10, never_resign=False)
+    assert gtp_match.default_engine_name(argv) == "gnugo-l10"
+
+
+def test_game_against_gnugo_agrees_with_its_count(player, gnugo_path, tmp_path):
+    del gnugo_path  # skip/fail logic only
+    settings = arena.MatchSettings(
+        games=2,
+        komi=7.5,
+        seed=0,
+        resign_threshold=None,
+        sgf_dir=tmp_path / "sgf",
+        results_path=tmp_path / "gnugo.jsonl",
+    )
+    games = gtp_match.play_gtp_match(player, gtp_match.gnugo_arena_argv(level=1), settings)
+    assert [r.black for r in games] == ["random", "gnugo-l1"]
+    assert [r.white for r in games] == ["gnugo-l1", "random"]
+    # GNU Go may not resign and the net's resignation is off: every game is played out.
+    assert not any(r.resigned for r in games)
+    finished = [r for r in games if r.end == "passes" and not r.engine_dead]
+    assert finished, f"no game ended by two passes with nothing dead: {games}"
+    for r in finished:
+        engine = sgf.parse_result(r.engine_score)
+        ours = {"black": 1, "white": -1, "draw": 0}[r.winner]
+        assert engine.winner == ours, r
+        assert engine.margin == pytest.approx(abs(r.margin)), r
+    for r in games:
+        # The SGF replays under saijax's rules to the recorded count.
+        margin, record = _replayed_margin(r.sgf)
+        assert margin == pytest.approx(r.margin)
+        assert len(record.moves) == r.moves
+        assert record.black_name == r.black and record.white_name == r.white
+        net_moves = [c for c, colour in zip(record.comments, record.colours) if (colour == 1) == (r.black == "random")]
+        assert net_moves and all(sgf.parse_move_comment(c)["visits"] == VISITS for c in net_moves)
+    rows = results.read_results(tmp_path / "gnugo.jsonl")
+    assert [row.engine_score for row in rows] == [r.engine_score for r in games]
+
+
+def test_per_game_komi_reaches_the_engine(player, gnugo_path, tmp_path):
+    del gnugo_path
+    settings = arena.MatchSettings(games=2, komi=(3.5, -2.5), max_moves=6, sgf_dir=tmp_path)
+    games = gtp_match.play_gtp_match(player, gtp_match.gnugo_arena_argv(level=1), settings)
+    assert [r.komi for r in games] == [3.5, -2.5]
+    for r in games:
+        assert r.end in ("cap", "passes")
+        margin, record = _replayed_margin(r.sgf)
+        assert record.komi == r.komi and margin == pytest.approx(r.margin)
