@@ -26,6 +26,9 @@ def get_config() -> ml_collections.ConfigDict:
     # Generations to run (each: self-play, train, checkpoint). The paper's
     # first run had 690.
     config.generations = 690
+    # Checkpoints: the last 3 generations are kept, and every generation
+    # divisible by this (0: none), for Elo curves and the model zoo.
+    config.keep_checkpoint_every = 10
     # Call jax.distributed.initialize() before anything else (several hosts).
     config.multihost = False
     # Move cap, passes included; 0 means 2·N² (162 on 9×9, as autogtp).
@@ -96,6 +99,8 @@ def get_config() -> ml_collections.ConfigDict:
     config.selfplay.branch_queue_capacity = 1024
     # Complete games per branch at refill: 2 gives the paper's 2:1 ratio.
     config.selfplay.games_per_branch = 2
+    # At most this many branches per game (SAI's server: 3; 0 = no cap).
+    config.selfplay.max_branches_per_game = 3
     # R, opening moves (counted from the empty board, also in branches)
     # sampled ∝ visits^(1/T) (extended paper §3.4).
     config.selfplay.random_moves = 25
@@ -166,6 +171,11 @@ def get_config() -> ml_collections.ConfigDict:
     # exported 10).
     config.gating.candidates = 10
     config.gating.games = 50  # m: games of each candidate vs the current net.
-    config.gating.threshold = 0.55  # Score needed to promote.
+    # Score needed to promote the best candidate. SAI's run 2 promoted the best
+    # of its candidates whatever its score (0); Leela Zero Score used 0.55.
+    config.gating.threshold = 0.0
+    # Gating games are played without root noise (deterministic search); the
+    # first moves of each colour pair are random instead, so games differ.
+    config.gating.opening_moves = 4
 
     return config

@@ -38,9 +38,14 @@ Conventions, shared with :mod:`saijax.gtp_match`:
   ``score_visits=None`` reuses the move search's own tree. The raw estimate
   is kept in ``GameResult.score_estimate``; the recorded margin follows
   :func:`saijax.results.winner_and_margin`.
-* **Noise.** Games differ only through the search's randomness. Game i,
-  ply t uses the key ``fold_in(fold_in(PRNGKey(seed), i), 2t)``, so a game's
-  moves do not depend on the other games in the batch.
+* **Noise.** Games differ through the search's randomness (Gumbel noise, or
+  PUCT's Dirichlet noise and temperature) and through random openings: with
+  ``opening_moves = m``, the first m moves of a game are drawn uniformly from
+  the legal moves other than pass, the same for the two games of a colour
+  pair (games 2j and 2j + 1), so deterministic players still play different
+  games and each opening is played with both colours. Game i, ply t uses the
+  key ``fold_in(fold_in(PRNGKey(seed), i), 2t)`` and its opening the key of
+  its pair, so a game's moves do not depend on the other games in the batch.
 
 CLI::
 
@@ -121,6 +126,8 @@ class MatchSettings:
         N²/4, rounded down).
       score_visits: visits of the score-estimate search at a resignation;
         None reuses the move search's tree.
+      opening_moves: the first moves of each game, drawn uniformly at random
+        (pass excluded), the same for both games of a colour pair.
       sgf_dir: write one SGF per game there.
       results_path: append each finished game to this table (.csv or .jsonl).
     """
@@ -134,6 +141,7 @@ class MatchSettings:
     resign_threshold: float | None = None
     resign_after: int | None = None
     score_visits: int | None = 1000
+    opening_moves: int = 0
     sgf_dir: str | os.PathLike | None = None
     results_path: str | os.PathLike | None = None
 
@@ -162,6 +170,8 @@ class MatchSettings:
             raise ValueError(f"MatchSettings.resign_threshold must be None or in (0, 1), got {self.resign_threshold}")
         if self.resign_after is not None and (not _is_int(self.resign_after) or self.resign_after < 0):
             raise ValueError(f"MatchSettings.resign_after must be None or an int >= 0, got {self.resign_after!r}")
+        if not _is_int(self.opening_moves) or self.opening_moves < 0:
+            raise ValueError(f"MatchSettings.opening_moves must be an int >= 0, got {self.opening_moves!r}")
         if self.score_visits is not None and (not _is_int(self.score_visits) or self.score_visits < 1):
             raise ValueError(f"MatchSettings.score_visits must be None or an int >= 1, got {self.score_visits!r}")
 
@@ -253,6 +263,25 @@ def margin_fn(rules: go.GoRules):
 @functools.cache
 def _init_fn(rules: go.GoRules, handicap: int):
     return jax.jit(jax.vmap(lambda k: go.init(rules, k, handicap)))
+
+
+@functools.cache
+def random_move_fn(rules: go.GoRules):
+    """jit((states [B], keys [B, 2]) -> (states, action [B])): a uniform legal move other than pass."""
+
+    def random_move(states, keys):
+        legal = states.legal.at[:, rules.pass_action].set(False)
+        logits = jnp.where(legal, 0.0, -jnp.inf)
+        action = jax.vmap(jax.random.categorical)(keys, logits)
+        action = jnp.where(jnp.any(legal, axis=-1), action, rules.pass_action).astype(jnp.int32)
+        return jax.vmap(lambda s, a: go.step(rules, s, a))(states, action), action
+
+    return jax.jit(random_move)
+
+
+def opening_keys(base, games, ply: int):
+    """The keys of the random opening move at ``ply``: one per colour pair (games 2j, 2j + 1)."""
+    return game_keys(jax.random.fold_in(base, 0x0FE1), games // 2, jnp.int32(ply))
 
 
 @jax.jit
@@ -456,7 +485,10 @@ def play_match(
                 black=black,
                 white=white,
                 moves=played,
-                comments=[move_comment(*stats[i, t]) for t in range(len(played))],
+                comments=[
+                    move_comment(*stats[i, t]) if np.isfinite(stats[i, t, 3]) else "random opening move"
+                    for t in range(len(played))
+                ],
                 passes=int(passes[j]),
                 count_margin=float(margins[j]),
                 resign_winner=resign_winner,
@@ -481,10 +513,17 @@ def play_match(
             if not active.any():
                 continue
             any_active = True
+            game_ids = jnp.asarray(idx, jnp.int32)
+            if ply < settings.opening_moves:
+                new, action = random_move_fn(rules)(st, opening_keys(base, game_ids, ply))
+                action = np.asarray(jax.device_get(action))
+                moves[idx[active], ply] = action[active]
+                states[g] = new
+                report_finished(new, idx)
+                continue
             colour = first[g] if ply % 2 == 0 else -first[g]
             # A moves when its colour is to move.
             mover = side_a if (colour == 1) == bool(a_black[idx[0]]) else side_b
-            game_ids = jnp.asarray(idx, jnp.int32)
             keys = game_keys(base, game_ids, jnp.int32(2 * ply))
             fn = search_fn(mover.evaluator, rules, mover.config)
             out = fn(mover.variables, keys, st, mover.agent.params())

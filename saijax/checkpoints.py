@@ -4,12 +4,14 @@ One `orbax.checkpoint.CheckpointManager` lives under `<workdir>/checkpoints`,
 with one step directory per generation (`checkpoints/12/`) holding two items:
 
 * `state`: the `training.TrainState` (params, batch stats, optimizer state,
-  global step) under `train_state`, and the run's PRNG key as raw uint32
-  data under `rng`;
+  global step) under `train_state`, the run's PRNG key as raw uint32
+  data under `rng`, and, in a gated run, the variables of the promoted net
+  (the one that plays the next generation's self-play) under `selfplay`;
 * `meta` (JSON), one flat object: `format_version`, `generation`, the
   network's `networks.NetworkSpec` fields (`board_size`, `blocks`,
   `filters`, `value_head`, `beta_scale`), `replay_dir`, `rng_impl` (the
-  key's PRNG implementation) and `extra` (the caller's JSON-able fields).
+  key's PRNG implementation), `selfplay_net` (whether `selfplay` is stored)
+  and `extra` (the caller's JSON-able fields).
 
 Metadata formats: 2 (written now) records `beta_scale`, the effective
 float. Format 1 did not, and is still read: its `beta_scale` reads as None,
@@ -24,14 +26,17 @@ only when every file is written (its `AtomicRenameTemporaryPath`, the default
 on local file systems). A run killed at any moment therefore leaves either
 the new checkpoint or none, and the previous ones stay readable; leftover
 temporary directories are removed when the next manager opens the
-directory. The last `max_to_keep` generations are kept. Nothing outside
+directory. The last `max_to_keep` generations are kept, and with
+`keep_every=k` also every k-th generation (for Elo curves and the zoo). Nothing outside
 `<workdir>/checkpoints` is ever deleted.
 
 Unreadable or incompatible checkpoints raise `CheckpointError` (a
 `ValueError`) naming the step directory.
 
 `load_network` reads one checkpoint's network for play (GTP, the arena)
-without a `Checkpointer`: read-only, and only the network variables.
+without a `Checkpointer`: read-only, and only the network variables: the
+promoted net's where the run was gated (the net of that generation in SAI's
+sense), else the trained net's.
 
 orbax's INFO/DEBUG log lines are filtered out (its warnings and errors are
 kept), so runs under `absl.app` stay readable.
@@ -69,6 +74,7 @@ _STATE = "state"
 _META = "meta"
 _TRAIN_STATE = "train_state"
 _RNG = "rng"
+_SELFPLAY = "selfplay"
 _REQUIRED_META = (
     "format_version",
     "generation",
@@ -113,6 +119,8 @@ class Payload:
     Attributes:
         generation: the last completed generation.
         state: the saved TrainState (shardings from the restore template).
+        selfplay_variables: a gated run's promoted net (`{'params',
+            'batch_stats'}`, shardings as the state's), or None.
         rng_key: the run's PRNG key (a typed key if one was saved).
         spec: the network of `state` (format 1: the default beta_scale).
         replay_dir: where the replay window's files are.
@@ -124,6 +132,7 @@ class Payload:
     state: Any
     rng_key: jax.Array
     spec: networks.NetworkSpec
+    selfplay_variables: Any
     replay_dir: str
     extra: dict[str, Any]
     directory: str
@@ -173,6 +182,7 @@ def _checked_metadata(meta: Any, step_dir: str) -> dict[str, Any]:
             f"checkpoint {step_dir} has metadata format {version!r}; this saijax reads formats 1..{_FORMAT_VERSION}"
         )
     meta = dict(meta)
+    meta.setdefault("selfplay_net", False)
     if version == 1:
         meta.setdefault("beta_scale", None)
     elif "beta_scale" not in meta:
@@ -256,16 +266,18 @@ class Checkpointer:
     Use as a context manager, or call `close()`.
     """
 
-    def __init__(self, workdir: str | os.PathLike, *, max_to_keep: int = 3):
+    def __init__(self, workdir: str | os.PathLike, *, max_to_keep: int = 3, keep_every: int = 0):
         """Opens (creating if needed) `<workdir>/checkpoints`.
 
         Args:
             workdir: the run's working directory; never deleted.
             max_to_keep: how many recent generations to keep.
+            keep_every: also keep every generation divisible by this (0: none).
         """
         self.directory = os.path.abspath(os.path.join(os.fspath(workdir), "checkpoints"))
         options = ocp.CheckpointManagerOptions(
             max_to_keep=max_to_keep,
+            keep_period=int(keep_every) or None,
             create=True,
             # Left by a run killed mid-save; never a finished checkpoint.
             cleanup_tmp_directories=True,
@@ -334,6 +346,7 @@ class Checkpointer:
         network: networks.NetworkSpec,
         replay_dir: str | os.PathLike,
         extra: dict[str, Any] | None = None,
+        selfplay_variables: Any | None = None,
     ) -> str:
         """Saves a finished generation, atomically; returns its directory.
 
@@ -345,6 +358,8 @@ class Checkpointer:
             replay_dir: the replay buffer's directory.
             extra: JSON-able extra fields (e.g. metrics) kept in the
                 metadata.
+            selfplay_variables: a gated run's promoted net (`{'params',
+                'batch_stats'}`), when it differs from `state`'s.
 
         Raises:
             TypeError: if `network` is not a `networks.NetworkSpec`.
@@ -358,9 +373,12 @@ class Checkpointer:
             **network.to_dict(),
             "replay_dir": os.path.abspath(os.fspath(replay_dir)),
             "rng_impl": impl,
+            "selfplay_net": selfplay_variables is not None,
             "extra": dict(extra or {}),
         }
         tree = {_TRAIN_STATE: state, _RNG: data}
+        if selfplay_variables is not None:
+            tree[_SELFPLAY] = selfplay_variables
         self._manager.save(
             int(generation),
             args=ocp.args.Composite(
@@ -415,7 +433,10 @@ class Checkpointer:
         rng_shape = np.shape(
             _key_to_data(jax.random.key(0, impl=meta["rng_impl"]) if meta["rng_impl"] else jax.random.PRNGKey(0))[0]
         )
-        target = _abstract({_TRAIN_STATE: state_template, _RNG: jax.ShapeDtypeStruct(rng_shape, np.uint32)})
+        wanted = {_TRAIN_STATE: state_template, _RNG: jax.ShapeDtypeStruct(rng_shape, np.uint32)}
+        if meta["selfplay_net"]:
+            wanted[_SELFPLAY] = {"params": state_template.params, "batch_stats": state_template.batch_stats}
+        target = _abstract(wanted)
         try:
             stored = self._manager.item_metadata(generation)[_STATE]
             stored_tree = getattr(stored, "tree", stored)
@@ -442,6 +463,7 @@ class Checkpointer:
             state=restored[_TRAIN_STATE],
             rng_key=_data_to_key(np.asarray(restored[_RNG]), meta["rng_impl"]),
             spec=networks.NetworkSpec.from_dict(meta),
+            selfplay_variables=restored.get(_SELFPLAY),
             replay_dir=str(meta["replay_dir"]),
             extra=dict(meta["extra"]),
             directory=directory,
@@ -525,7 +547,7 @@ def load_network(path: str | os.PathLike) -> LoadedNetwork:
                 raise _corrupt(step_dir, "its metadata is unreadable", e) from e
             meta = _checked_metadata(meta, step_dir)
             spec = networks.NetworkSpec.from_dict(meta)
-            variables = _restore_variables(manager, generation, spec, step_dir)
+            variables = _restore_variables(manager, generation, spec, step_dir, selfplay=meta["selfplay_net"])
         finally:
             manager.close()
     return LoadedNetwork(
@@ -566,14 +588,13 @@ def _quiet_absl():
 
 
 def _restore_variables(
-    manager: ocp.CheckpointManager, generation: int, spec: networks.NetworkSpec, step_dir: str
+    manager: ocp.CheckpointManager, generation: int, spec: networks.NetworkSpec, step_dir: str, *, selfplay: bool
 ) -> dict[str, Any]:
-    """`{'params', 'batch_stats'}` of one step, on the default device."""
+    """`{'params', 'batch_stats'}` of one step (the promoted net's if ``selfplay``), on the default device."""
     shapes = jax.eval_shape(functools.partial(networks.init_network, spec.build()), jax.random.PRNGKey(0))
     device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
-    template = {
-        _TRAIN_STATE: jax.tree_util.tree_map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=device), shapes)
-    }
+    item = _SELFPLAY if selfplay else _TRAIN_STATE
+    template = {item: jax.tree_util.tree_map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=device), shapes)}
     try:
         restored = manager.restore(
             generation,
@@ -587,8 +608,8 @@ def _restore_variables(
                 }
             ),
         )[_STATE]
-        train_state = restored[_TRAIN_STATE]
-        variables = {"params": train_state["params"], "batch_stats": train_state["batch_stats"]}
+        stored = restored[item]
+        variables = {"params": stored["params"], "batch_stats": stored["batch_stats"]}
         # A shape mismatch between metadata and arrays must fail here, not
         # at the first search.
         for want, got in zip(jax.tree_util.tree_leaves(shapes), jax.tree_util.tree_leaves(variables)):

@@ -183,6 +183,7 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     _int(config, "board_size", _MIN_BOARD_SIZE, _MAX_BOARD_SIZE)
     _int(config, "seed", 0)
     _int(config, "generations", 1)
+    _int(config, "keep_checkpoint_every", 0)
     _bool(config, "multihost")
     _int(config, "max_moves", 0)
 
@@ -245,6 +246,7 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
         )
     _int(config, "selfplay.branch_queue_capacity", 1)
     _int(config, "selfplay.games_per_branch", 1)
+    _int(config, "selfplay.max_branches_per_game", 0)
     _int(config, "selfplay.random_moves", 0)
     _float(config, "selfplay.random_temperature", 0.0, strict_min=True)
     _float(config, "selfplay.blunder_threshold", 0.0)
@@ -283,6 +285,7 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     _int(config, "gating.candidates", 1)
     _int(config, "gating.games", 1)
     _float(config, "gating.threshold", 0.0, 1.0)
+    _int(config, "gating.opening_moves", 0)
 
 
 def _check_lr_schedule(config, lr_schedule: str) -> None:

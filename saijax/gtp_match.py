@@ -176,7 +176,14 @@ def play_gtp_match(
                 colour = int(state.to_play)
                 colour_name = "black" if colour == 1 else "white"
                 batched = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[None], state)
-                if colour == net_colour:
+                if ply < settings.opening_moves:
+                    # A random opening move, the same for both games of a colour pair.
+                    _, action = arena.random_move_fn(rules)(batched, arena.opening_keys(base, game_id, ply))
+                    action = int(action[0])
+                    engine.send(f"play {colour_name} {go.to_gtp(rules, action)}")
+                    moves.append(action)
+                    comments.append("random opening move")
+                elif colour == net_colour:
                     keys = arena.game_keys(base, game_id, jnp.int32(2 * ply))
                     out = search_fn(player.variables, keys, batched, agent)
                     action, alpha, beta, child_q, visits, best, est = jax.device_get(

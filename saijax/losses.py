@@ -11,7 +11,11 @@ where the value MSE depends on the head:
   SAI's TensorFlow code wrote this as 0.7 · MSE(tanh(β/2·(α+k)), 2z − 1).
   Since tanh(t/2) = 2σ(t) − 1, that is 0.7 · 4 · MSE(τ, z), so the matching
   `value_weight` on the [0, 1] scale is 2.8 (docs/design.md §10).
-* ``'winrate'``: AlphaZero/Leela Zero style, MSE(v, 2z − 1) for a tanh v.
+* ``'winrate'``: AlphaZero/Leela Zero style: a tanh v, whose win probability
+  is (v + 1)/2, trained with MSE((v + 1)/2, z) on the same [0, 1] scale as
+  SAI's head. The ±1-scale MSE(v, 2z − 1) is 4 times that, so with one
+  `value_weight` for both heads the baseline would get four times SAI's
+  relative value weight; on one scale the two are equal by construction.
 * ``'score'``: Leela Zero Score style, MSE(s, margin / N²) for a linear s,
   weighted by `score_weight` (20 in the LZS paper) instead of `value_weight`.
 
@@ -80,16 +84,18 @@ def value_loss_sai(alpha, beta, signed_komi, z):
 
 
 def value_loss_winrate(value, z):
-    """MSE(v, 2z − 1) for a tanh winrate head, batch mean.
+    """MSE((v + 1)/2, z) for a tanh winrate head, batch mean, on SAI's [0, 1] scale.
 
     Args:
         value: [B] tanh output in [−1, 1], from the mover's view.
         z: [B] outcome for the mover: 0, ½ or 1.
 
     Returns:
-        Scalar mean squared error on the ±1 scale.
+        Scalar mean squared error between the head's win probability and z:
+        a quarter of the ±1-scale MSE(v, 2z − 1), so that the same
+        `value_weight` weighs it exactly as it weighs :func:`value_loss_sai`.
     """
-    return jnp.mean(jnp.square(value - (2.0 * z - 1.0)))
+    return jnp.mean(jnp.square(0.5 * (value + 1.0) - z))
 
 
 def value_loss_score(score, margin, board_size):

@@ -119,6 +119,12 @@ def _empty_board_eval(evaluator, variables, rules, komi=0.0):
     return float(alpha[0]), float(beta[0]), np.asarray(logits[0])
 
 
+def _first_move(rules: go.GoRules, logits) -> str:
+    """The empty board's most likely legal move under the policy, as a GTP vertex."""
+    legal = np.asarray(go.init(rules, 0.0).legal)
+    return go.to_gtp(rules, int(np.argmax(np.where(legal, logits, -np.inf))))
+
+
 def _write_sgfs(rules, games, directory, generation, limit):
     os.makedirs(directory, exist_ok=True)
     paths = []
@@ -152,7 +158,7 @@ def _shard_selfplay(sp: selfplay.SelfPlayState, mesh) -> selfplay.SelfPlayState:
     """Slots along the mesh's batch axis; the branch queue replicated."""
     batch = NamedSharding(mesh, PartitionSpec(training.BATCH_AXIS))
     rep = NamedSharding(mesh, PartitionSpec())
-    per_slot = {"games", "game_id", "is_branch", "may_resign", "would_resign"}
+    per_slot = {"games", "game_id", "is_branch", "may_resign", "would_resign", "branches"}
     out = {}
     for f in dataclasses.fields(sp):
         value = getattr(sp, f.name)
@@ -226,7 +232,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
     value_head = config.network.value_head
     summary: dict[str, Any] = {}
 
-    with checkpoints.Checkpointer(workdir) as ckpt:
+    with checkpoints.Checkpointer(workdir, keep_every=config.keep_checkpoint_every) as ckpt:
         latest = ckpt.latest_generation()
         if latest is None:
             start = 0
@@ -234,12 +240,14 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             state = training.create_train_state(
                 built.net, built.optimizer, jax.random.fold_in(base_key, 10**6), mesh=mesh
             )
+            selfplay_variables = None
         else:
             spec = _resume_spec(config, ckpt.read_metadata(latest), ckpt.step_directory(latest))
             built = _build(spec, config, rules, mesh)
             template = training.abstract_train_state(built.net, built.optimizer, mesh=mesh)
             payload = ckpt.restore(latest, template, expected_shape=(spec.blocks, spec.filters))
             state = payload.state
+            selfplay_variables = payload.selfplay_variables
             start = latest + 1
             log(f"resuming from {payload.directory}: generation {latest} done, continuing at {start}")
             # A kill between the checkpoint and the metrics line: restore the line.
@@ -276,13 +284,17 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                     mesh=mesh,
                 )
                 state = grown.state
+                selfplay_variables = None  # the grown net takes over self-play
                 metrics.update({f"growth_{k}": v for k, v in grown.metrics.items()})
                 chunk_fns.clear()
                 sp_state = None
                 collector = selfplay.GameCollector(rules)
 
-            variables = state.variables
-            alpha0, beta0, logits0 = _empty_board_eval(built.evaluator, variables, rules)
+            # The net that plays this generation: the last trained one, or in a
+            # gated run the last promoted one (the training chain goes on from
+            # its own weights whatever the gate decides).
+            variables = state.variables if selfplay_variables is None else selfplay_variables
+            alpha0, beta0, _ = _empty_board_eval(built.evaluator, variables, rules)
 
             # Self-play.
             t_sp = time.time()
@@ -301,6 +313,10 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 if sp_state is None:
                     sp_state = selfplay.init_selfplay(rules, sp_cfg, jax.random.fold_in(gen_key, 2), alpha0, beta0)
                     sp_state = _shard_selfplay(sp_state, mesh)
+                else:
+                    # Branches queued by the previous net start at this net's fair komi.
+                    sp_state = selfplay.make_refresh_fn(built.evaluator)(variables, sp_state)
+                dropped_before = int(sp_state.queue_dropped)
                 games, parts = [], []
                 target = config.selfplay.games_per_generation
                 bar = _progress(target, f"gen {gen} self-play", progress)
@@ -327,8 +343,11 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 rows = replay.concatenate_rows(parts)
                 buffer.write_generation(gen, rows)
                 stats = selfplay.generation_stats(games, alpha0, beta0)
+                stats["branches_dropped"] = int(sp_state.queue_dropped) - dropped_before
+                stats["branch_queue_size"] = int(sp_state.queue_size)
                 stats["sgf"] = _write_sgfs(rules, games, sgf_dir, gen, config.selfplay.sgf_games_per_generation)
-            stats.update(alpha_empty=alpha0, beta_empty=beta0)
+            # The self-play komi distribution's centre and scale (the playing net's α_∅, β_∅).
+            stats.update(selfplay_alpha_empty=alpha0, selfplay_beta_empty=beta0)
             metrics.update({k: v for k, v in stats.items() if k not in ("sgf",)})
             metrics["selfplay_seconds"] = time.time() - t_sp
 
@@ -346,12 +365,13 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
 
             train_key = jax.random.fold_in(gen_key, 3)
             if config.gating.enabled:
-                state, train_metrics, gate = _train_with_gating(
-                    config, rules, built.net, state, built.train_step, sample, steps, train_key, alpha0, gen
+                state, train_metrics, gate, selfplay_variables = _train_with_gating(
+                    config, rules, built.net, state, variables, built.train_step, sample, steps, train_key, alpha0, gen
                 )
                 metrics.update(gate)
             else:
                 state, train_metrics = training.train_on_window(state, built.train_step, sample, steps, train_key)
+                selfplay_variables = None
             if bar is not None:
                 bar.close()
             metrics.update({f"train_{k}": v for k, v in train_metrics.items()})
@@ -361,6 +381,11 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             metrics["network_params"] = networks.param_count(state.params)
             metrics["games_in_flight"] = collector.pending_games
             metrics["simulations"] = config_lib.num_simulations(config, gen)
+            # This generation's net (the one checkpoint `gen` holds for play):
+            # its own fair-komi estimate and preferred first move.
+            new_variables = state.variables if selfplay_variables is None else selfplay_variables
+            alpha_new, beta_new, logits_new = _empty_board_eval(built.evaluator, new_variables, rules)
+            metrics.update(alpha_empty=alpha_new, beta_empty=beta_new, first_move=_first_move(rules, logits_new))
 
             ckpt_dir = ckpt.save(
                 gen,
@@ -368,7 +393,8 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 rng_key=jax.random.fold_in(base_key, gen + 1),
                 network=built.spec,
                 replay_dir=buffer.directory,
-                extra={"alpha_empty": alpha0, "beta_empty": beta0, "metrics": _jsonable(metrics)},
+                extra={"alpha_empty": alpha_new, "beta_empty": beta_new, "metrics": _jsonable(metrics)},
+                selfplay_variables=selfplay_variables,
             )
             metrics["seconds"] = time.time() - t0
             writer.write(gen, metrics)
@@ -376,13 +402,12 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             summary = {"checkpoint": ckpt_dir, "generation": gen}
 
         # Final report from the latest net.
-        alpha0, beta0, logits0 = _empty_board_eval(built.evaluator, state.variables, rules)
-        legal = np.asarray(go.init(rules, 0.0).legal)
-        first = int(np.argmax(np.where(legal, logits0, -np.inf)))
+        final = state.variables if selfplay_variables is None else selfplay_variables
+        alpha0, beta0, logits0 = _empty_board_eval(built.evaluator, final, rules)
         summary.update(
             fair_komi=alpha0,
             beta_empty=beta0,
-            first_move=go.to_gtp(rules, first),
+            first_move=_first_move(rules, logits0),
             checkpoints=ckpt.directory,
             sgf_dir=sgf_dir,
             metrics=writer.path,
@@ -392,20 +417,27 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
     return summary
 
 
-def _train_with_gating(config, rules, net, state, train_step, sample, steps, key, alpha_empty, generation):
-    """Weak gating (docs/design.md §7): export c candidates while training, match each
-    against the net that played this generation, promote the best.
+def _train_with_gating(config, rules, net, state, previous, train_step, sample, steps, key, alpha_empty, generation):
+    """Weak gating (docs/design.md §7): export c candidates while training, match
+    each against the net that played this generation, promote the best.
 
-    The best candidate (by score: wins + draws/2) replaces the previous net if
-    its score reaches ``gating.threshold``; otherwise the previous net's
-    weights are restored (the optimizer state carries on). Matches are
-    batched arena games at the fair komi α_∅ (rounded to ½ℤ, or the fixed
-    komi), colours alternating.
+    The training chain goes on from its own weights whatever the gate decides:
+    the returned state is the last candidate's. Only the net that plays
+    self-play changes: the best candidate (by score, wins + draws/2) if its
+    score reaches ``gating.threshold``, otherwise ``previous``. Matches are
+    lockstep arena games at the playing net's fair komi α_∅ (rounded to ½ℤ,
+    or the fixed komi), colours alternating, without root noise (no
+    Dirichlet noise, no Gumbel noise, temperature 0); each colour pair starts
+    from ``gating.opening_moves`` random moves so that games differ.
+
+    Returns:
+      (state, training metrics, gating metrics, the self-play net's variables).
     """
     from saijax import arena, players  # only needed when gating
 
     c = int(config.gating.candidates)
-    previous = jax.tree_util.tree_map(np.asarray, jax.device_get(state.variables))
+    shardings = jax.tree_util.tree_map(lambda x: x.sharding, state.variables)
+    previous = jax.tree_util.tree_map(np.asarray, jax.device_get(previous))
     bounds = [round(steps * (i + 1) / c) for i in range(c)]
     candidates, summaries, done = [], [], 0
     for i, end in enumerate(bounds):
@@ -418,8 +450,10 @@ def _train_with_gating(config, rules, net, state, train_step, sample, steps, key
         k: sum(n * m[k] for n, m in summaries) / max(sum(n for n, _ in summaries), 1) for k in summaries[-1][1]
     }
     komi = config.selfplay.komi if config.selfplay.komi_mode == "fixed" else float(np.round(alpha_empty * 2) / 2)
-    s_cfg = search_config(config, generation)
-    previous_player = players.Player.from_network("previous", net, previous, config=s_cfg)
+    quiet = dataclasses.replace(
+        search_config(config, generation), dirichlet_fraction=0.0, gumbel_scale=0.0, temperature=0.0
+    )
+    previous_player = players.Player.from_network("previous", net, previous, config=quiet)
     scores = []
     for i, cand in enumerate(candidates):
         player = previous_player.replace(name=f"candidate{i}", variables=cand)
@@ -429,6 +463,7 @@ def _train_with_gating(config, rules, net, state, train_step, sample, steps, key
             seed=generation * 1000 + i,
             max_moves=rules.max_moves,
             score_visits=None,
+            opening_moves=int(config.gating.opening_moves),
         )
         games = arena.play_match(player, previous_player, settings)
         wins = sum((r.winner == "black") == (r.black == player.name) and r.winner != "draw" for r in games)
@@ -437,14 +472,9 @@ def _train_with_gating(config, rules, net, state, train_step, sample, steps, key
     best = int(np.argmax(scores))
     promoted = scores[best] >= float(config.gating.threshold)
     chosen = candidates[best] if promoted else previous
-    state = state.replace(
-        params=jax.device_put(chosen["params"], jax.tree_util.tree_map(lambda x: x.sharding, state.params)),
-        batch_stats=jax.device_put(
-            chosen["batch_stats"], jax.tree_util.tree_map(lambda x: x.sharding, state.batch_stats)
-        ),
-    )
+    selfplay_variables = jax.device_put(chosen, shardings)
     gate = {"gating_scores": scores, "gating_best": best, "gating_promoted": bool(promoted)}
-    return state, train_metrics, gate
+    return state, train_metrics, gate, selfplay_variables
 
 
 def _generation_line(gen: int, m: dict[str, Any]) -> str:
@@ -455,11 +485,14 @@ def _generation_line(gen: int, m: dict[str, Any]) -> str:
             f"games {m['games']} ({m['branch_games']} branches) moves {m['moves']} "
             f"B-win {m['black_winrate']:.2f} resign {m['resignations']} "
             f"(false {m['false_resignations']}/{m['no_resign_games']}) len {m['avg_game_length']:.1f} "
-            f"komi {m['avg_komi']:+.1f}"
+            f"komi {m['avg_komi']:+.1f} score err {m['score_error']:.1f}"
         )
+    gate = ""
+    if "gating_scores" in m:
+        gate = f" | gate {max(m['gating_scores']):.2f} {'promoted' if m['gating_promoted'] else 'kept'}"
     return (
-        f"gen {gen:4d} | net {m['network']} sims {m['simulations']} | {sp} | "
-        f"α∅ {m['alpha_empty']:+.2f} β∅ {m['beta_empty']:.3f} | "
+        f"gen {gen:4d} | net {m['network']} sims {m['simulations']} | {sp}{gate} | "
+        f"α∅ {m['alpha_empty']:+.2f} β∅ {m['beta_empty']:.3f} first {m['first_move']} | "
         f"loss {m.get('train_total_loss', float('nan')):.3f} (policy {m.get('train_policy_loss', float('nan')):.3f}, "
         f"value {m.get('train_value_loss', float('nan')):.4f}) | {m['seconds']:.0f}s"
     )

@@ -18,7 +18,13 @@ Design choices (where docs/design.md leaves room):
   empty, otherwise a complete game. Several slots refilled in the same move
   take consecutive indices.
 * The branch queue is a fixed-capacity ring buffer of whole ``GoState``s
-  (history and superko record included). When full, new branches are dropped.
+  (history and superko record included). When it is full, a new branch
+  replaces the oldest one, so branches start from recent positions. A game
+  queues at most ``max_branches_per_game`` branches (SAI's server: 3; 0 = no
+  cap). A branch's komi is made fair by the net of the move that queued it
+  and made fair again by the current net when a generation starts
+  (:func:`make_refresh_fn`), so a branch always starts at its position's
+  fair komi under the net that plays it.
 * Blunders: during the first R moves (counted from the empty board, also in
   branches) moves are sampled ∝ visits^(1/T); a sampled move whose value is
   more than ``blunder_threshold`` below the best child's is a blunder. The
@@ -77,6 +83,7 @@ class SelfPlayConfig:
     branch_prob: float = 0.02
     branch_queue_capacity: int = 64
     games_per_branch: int = 2
+    max_branches_per_game: int = 3
     random_moves: int = 0
     random_temperature: float = 1.0
     blunder_threshold: float = 0.15
@@ -94,11 +101,13 @@ class SelfPlayState:
     is_branch: chex.Array  # [B] bool
     may_resign: chex.Array  # [B] bool
     would_resign: chex.Array  # [B] int8: colour that would have resigned first (no-resign games)
+    branches: chex.Array  # [B] int32: branches queued from the game in the slot
     queue: go.GoState  # [C, ...] queued branch positions (komi already fair)
     queue_head: chex.Array  # [] int32, index of the oldest entry
     queue_size: chex.Array  # [] int32
     refills: chex.Array  # [] int32, refills so far (drives the 2:1 ratio)
     next_game_id: chex.Array  # [] int32
+    queue_dropped: chex.Array  # [] int32, queued branches replaced before they were played
 
 
 @struct.dataclass
@@ -175,11 +184,13 @@ def init_selfplay(rules: go.GoRules, config: SelfPlayConfig, key, alpha_empty, b
         is_branch=jnp.zeros(b, bool),
         may_resign=jax.random.uniform(k_resign, (b,)) >= config.no_resign_fraction,
         would_resign=jnp.zeros(b, jnp.int8),
+        branches=jnp.zeros(b, jnp.int32),
         queue=queue,
         queue_head=jnp.int32(0),
         queue_size=jnp.int32(0),
         refills=jnp.int32(0),
         next_game_id=jnp.int32(b),
+        queue_dropped=jnp.int32(0),
     )
 
 
@@ -279,15 +290,21 @@ def make_chunk_fn(
             length=new_states.move_count,
         )
 
-        # Queue branches from this move's positions (before the move).
-        push = active & ~states.terminated & (jax.random.uniform(k_branch, (b,)) < config.branch_prob)
+        # Queue branches from this move's positions (before the move). A full
+        # queue drops its oldest entries; a game queues at most
+        # max_branches_per_game branches.
+        under_cap = (config.max_branches_per_game <= 0) | (sp.branches < config.max_branches_per_game)
+        push = active & under_cap & (jax.random.uniform(k_branch, (b,)) < config.branch_prob)
+        n_push = jnp.sum(push)
         rank = jnp.cumsum(push) - 1
-        fits = push & (sp.queue_size + rank < cap)
-        slot = jnp.where(fits, (sp.queue_head + sp.queue_size + rank) % cap, cap)
+        kept = push & (rank >= n_push - cap)  # more pushes than slots: the latest win
+        slot = jnp.where(kept, (sp.queue_head + sp.queue_size + rank) % cap, cap)
         branch_states = states.replace(komi=fair_komi(out.root_alpha, states.to_play))
         queue = jax.tree_util.tree_map(lambda q, s: q.at[slot].set(s, mode="drop"), sp.queue, branch_states)
-        queue_size = sp.queue_size + jnp.sum(fits)
-        record = record.replace(branched=fits)
+        overflow = jnp.maximum(sp.queue_size + n_push - cap, 0)
+        queue_head = (sp.queue_head + overflow) % cap
+        queue_size = jnp.minimum(sp.queue_size + n_push, cap)
+        record = record.replace(branched=kept)
 
         # Refill finished slots: complete games and branches at 2:1.
         refill = finished
@@ -296,7 +313,7 @@ def make_chunk_fn(
         want_branch = refill & (index % period == period - 1)
         b_rank = jnp.cumsum(want_branch) - 1
         take_branch = want_branch & (b_rank < queue_size)
-        q_index = (sp.queue_head + b_rank) % cap
+        q_index = (queue_head + b_rank) % cap
         popped = jax.tree_util.tree_map(lambda q: q[q_index], queue)
         komi = _complete_komi(config, k_komi, alpha_empty, beta_empty, (b,))
         fresh = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (b,) + x.shape), empty).replace(komi=komi)
@@ -312,11 +329,13 @@ def make_chunk_fn(
                 refill, jax.random.uniform(k_resign, (b,)) >= config.no_resign_fraction, sp.may_resign
             ),
             would_resign=jnp.where(refill, jnp.int8(0), would_resign).astype(jnp.int8),
+            branches=jnp.where(refill, 0, sp.branches + kept.astype(jnp.int32)),
             queue=queue,
-            queue_head=(sp.queue_head + n_taken) % cap,
+            queue_head=(queue_head + n_taken) % cap,
             queue_size=queue_size - n_taken,
             refills=sp.refills + jnp.sum(refill),
             next_game_id=sp.next_game_id + jnp.sum(refill),
+            queue_dropped=sp.queue_dropped + overflow,
         )
         return sp, record
 
@@ -326,6 +345,23 @@ def make_chunk_fn(
         return jax.lax.scan(functools.partial(one_move, params, alpha_empty, beta_empty), sp, keys)
 
     return chunk
+
+
+def make_refresh_fn(evaluator):
+    """A jitted ``refresh(params, sp_state) -> sp_state``: the queued branches' komi made fair by ``params``.
+
+    Each queued position gets the komi that makes it fair for its player to
+    move under the net ``params`` (signed komi −α_s, rounded to ½ℤ). The
+    pipeline calls it when a generation starts, so branches queued by an
+    older net start at the current net's fair komi.
+    """
+
+    @jax.jit
+    def refresh(params, sp: SelfPlayState) -> SelfPlayState:
+        _, alpha, _ = evaluator(params, sp.queue)
+        return sp.replace(queue=sp.queue.replace(komi=fair_komi(alpha, sp.queue.to_play)))
+
+    return refresh
 
 
 # ---------------------------------------------------------------------------
@@ -351,6 +387,7 @@ class FinishedGame:
     start_to_play: int
     blunder_move: int  # move number of the last blunder, -1 if none
     rows: int  # training rows kept
+    score_errors: tuple[float, ...] = ()  # |α + k − final margin| per position, games counted to the end
 
 
 class GameCollector:
@@ -386,6 +423,7 @@ class GameCollector:
                         "is_branch": bool(rec.is_branch[t, i]),
                         "action": int(rec.action[t, i]),
                         "blunder": bool(rec.blunder[t, i]),
+                        "root_alpha": float(rec.root_alpha[t, i]),
                         "generation": generation,
                     }
                 )
@@ -436,6 +474,12 @@ class GameCollector:
             start_to_play=moves[0]["to_play"],
             blunder_move=last_blunder,
             rows=len(out),
+            # The score estimate α + k_s of every position against the final
+            # Tromp–Taylor margin from its player's view (counted games only:
+            # a resigned game's margin is itself an estimate).
+            score_errors=()
+            if bool(rec.resigned[t, i])
+            else tuple(abs(m["root_alpha"] + m["signed_komi"] - margin * m["to_play"]) for m in moves),
         )
         return game, out
 
@@ -479,6 +523,8 @@ def generation_stats(games: list[FinishedGame], alpha_empty: float, beta_empty: 
     complete = [g for g in games if not g.is_branch]
     no_resign = [g for g in games if not g.may_resign and g.would_resign != 0]
     false_res = [g for g in no_resign if g.winner == g.would_resign]
+    errors = [e for g in games for e in g.score_errors]
+    resigned = [g.margin * g.winner for g in games if g.resigned]
     return {
         "games": n,
         "complete_games": len(complete),
@@ -497,4 +543,9 @@ def generation_stats(games: list[FinishedGame], alpha_empty: float, beta_empty: 
         "komi_histogram": {str(k): int(v) for k, v in sorted(hist.items())},
         "alpha_empty": float(alpha_empty),
         "beta_empty": float(beta_empty),
+        # Mean |α + k − final margin| over the positions of games counted to the end.
+        "score_error": float(np.mean(errors)) if errors else float("nan"),
+        "score_error_positions": len(errors),
+        # Mean winning margin the score estimate gave at resignation.
+        "resign_score_estimate": float(np.mean(resigned)) if resigned else float("nan"),
     }

@@ -177,3 +177,21 @@ def test_colour_relative_komi_and_per_game_handicap(net, tmp_path):
     # The strong side's agent is in its SGF description; the weak side's is plain.
     root = sgf.read_sgf(games[0].sgf).root_comment
     assert "strong: gumbel 8 visits, lambda=0.5" in root and "weak: gumbel 8 visits, lambda=0 " in root
+
+
+def test_random_openings_differ_by_pair_and_repeat_within_it(net, tmp_path):
+    deterministic = dataclasses.replace(CONFIG, gumbel_scale=0.0)
+    a = _player(net, "a", 0).replace(config=deterministic)
+    b = _player(net, "b", 1).replace(config=deterministic)
+    settings = arena.MatchSettings(games=8, komi=7.5, opening_moves=3, max_moves=10, sgf_dir=tmp_path)
+    games = arena.play_match(a, b, settings)
+    openings = [tuple(sgf.read_sgf(r.sgf).moves[:3]) for r in games]
+    # Each colour pair plays one opening with both colours; the pairs differ.
+    assert all(openings[2 * j] == openings[2 * j + 1] for j in range(4))
+    assert len(set(openings)) > 1
+    assert all(R5.pass_action not in o for o in openings)
+    comments = sgf.read_sgf(games[0].sgf).comments
+    assert comments[:3] == ("random opening move",) * 3 and "visits" in comments[3]
+    # Without openings, deterministic players repeat the same game in every pair.
+    plain = arena.play_match(a, b, dataclasses.replace(settings, opening_moves=0, sgf_dir=None))
+    assert len({(r.margin, r.moves) for r in plain[::2]}) == 1

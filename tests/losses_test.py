@@ -96,10 +96,25 @@ def test_value_loss_sai_finite_at_extremes():
         assert np.all(np.isfinite(g))
 
 
+def test_winrate_and_sai_value_losses_are_on_one_scale():
+    """A winrate head and a SAI head predicting the same win probabilities get
+    the same value loss, so one value_weight weighs them equally."""
+    key = jax.random.PRNGKey(3)
+    p = jax.random.uniform(key, (64,), minval=0.01, maxval=0.99)
+    z = jnp.round(jax.random.uniform(jax.random.fold_in(key, 1), (64,)) * 2) / 2
+    k = jnp.linspace(-9.5, 9.5, 64)
+    beta = jnp.full(64, 0.4)
+    alpha = jnp.log(p / (1 - p)) / beta - k  # so that τ(k) = p
+    sai = losses.value_loss_sai(alpha, beta, k, z)
+    winrate = losses.value_loss_winrate(2 * p - 1, z)
+    np.testing.assert_allclose(float(sai), float(winrate), rtol=1e-5)
+
+
 def test_value_loss_winrate_and_score():
     value = jnp.array([0.5, -1.0, 0.0])
     z = jnp.array([1.0, 0.0, 0.5])
-    np.testing.assert_allclose(losses.value_loss_winrate(value, z), (0.25 + 0.0 + 0.0) / 3, rtol=1e-6)
+    # On the [0, 1] scale: (v + 1)/2 against z, a quarter of the ±1-scale MSE.
+    np.testing.assert_allclose(losses.value_loss_winrate(value, z), (0.25 + 0.0 + 0.0) / 3 / 4, rtol=1e-6)
     score = jnp.array([0.1, -0.2])
     margin = jnp.array([8.1, -16.2])
     np.testing.assert_allclose(losses.value_loss_score(score, margin, 9), (0.0 + 0.0) / 2, atol=1e-12)

@@ -23,7 +23,7 @@ import jax
 import numpy as np
 import pytest
 
-from saijax import checkpoints, features, go, gtp, networks, pipeline, players, replay, sgf, training
+from saijax import checkpoints, features, go, gtp, networks, pipeline, players, replay, search, sgf, training
 from saijax import config as config_lib
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -442,3 +442,111 @@ def test_resume_of_a_format_1_checkpoint_takes_the_config_beta_scale(beta_run, t
     payload = _restore_trained(config, work)
     _, beta = _alpha_beta(training.network_spec(config, 0).build(), payload.state.variables, rules, go.init(rules, 0.0))
     assert summary["beta_empty"] == pytest.approx(beta, rel=1e-5)
+
+
+def _empty_board(variables, spec):
+    rules = go.GoRules(spec.board_size)
+    evaluator = search.make_network_evaluator(spec.build(), rules)
+    state = jax.tree_util.tree_map(lambda x: x[None], go.init(rules, 0.0))
+    _, alpha, beta = jax.jit(evaluator)(variables, state)
+    return float(alpha[0]), float(beta[0])
+
+
+def test_each_generation_logs_its_own_nets_fair_komi(first_run):
+    """metrics.jsonl's α_∅ of generation g is checkpoint g's net's, not the net that played g."""
+    work = first_run["snapshot"]
+    metrics = _metrics(work)
+    for m in metrics:
+        loaded = checkpoints.load_network(os.path.join(work, "checkpoints", str(m["generation"])))
+        alpha, beta = _empty_board(loaded.variables, loaded.spec)
+        assert m["alpha_empty"] == pytest.approx(alpha, abs=1e-4)
+        assert m["beta_empty"] == pytest.approx(beta, rel=1e-4)
+    # Generation 1's self-play was played by generation 0's net.
+    assert metrics[1]["selfplay_alpha_empty"] == pytest.approx(metrics[0]["alpha_empty"], abs=1e-4)
+    assert metrics[0]["first_move"] and metrics[1]["first_move"]
+
+
+def test_gating_end_to_end_promotes_the_best_candidate(tmp_path):
+    """Real gating matches (no root noise, random openings): the promoted net plays and is what
+    checkpoints hold for play; the training chain is saved beside it and a restart resumes."""
+    config = _tiny_config(generations=1)
+    with config.unlocked():
+        config.gating.enabled = True
+        config.gating.games = 4
+        config.gating.opening_moves = 2
+    work = str(tmp_path / "gated")
+    with _Spy() as spy:
+        pipeline.train_and_evaluate(config, work, progress=False, log=lambda *_: None)
+    (m,) = _metrics(work)
+    assert len(m["gating_scores"]) == 2 and all(0.0 <= s <= 1.0 for s in m["gating_scores"])
+    assert m["gating_promoted"] is True  # threshold 0: the best candidate always wins the gate
+    with checkpoints.Checkpointer(work) as ckpt:
+        assert ckpt.read_metadata(0)["selfplay_net"] is True
+        payload = ckpt.restore(0, spy.saved[0])
+    loaded = checkpoints.load_network(work)
+    _equal_trees(loaded.variables, jax.device_get(payload.selfplay_variables))
+    _equal_trees(payload.state.params, spy.saved[0].params)
+    alpha, _ = _empty_board(loaded.variables, loaded.spec)
+    assert m["alpha_empty"] == pytest.approx(alpha, abs=1e-4)
+    # The restart resumes with the promoted net playing.
+    with config.unlocked():
+        config.generations = 2
+    log = []
+    pipeline.train_and_evaluate(config, work, progress=False, log=log.append)
+    assert any("resuming from" in line for line in log)
+    assert _metrics(work)[1]["selfplay_alpha_empty"] == pytest.approx(m["alpha_empty"], abs=1e-4)
+
+
+def test_gating_that_rejects_keeps_the_player_and_trains_on(tmp_path, monkeypatch):
+    """A rejected candidate's steps are not thrown away: the chain continues from its own weights,
+    while the net that plays self-play stays the previous one."""
+    from saijax import arena, results
+
+    def every_candidate_loses(side_a, side_b, settings, **kwargs):
+        del kwargs
+        return [
+            results.GameResult(
+                black=side_b.name if i % 2 else side_a.name,
+                white=side_a.name if i % 2 else side_b.name,
+                winner="black" if i % 2 else "white",
+            )
+            for i in range(settings.games)
+        ]
+
+    monkeypatch.setattr(arena, "play_match", every_candidate_loses)
+    config = _tiny_config(generations=2)
+    with config.unlocked():
+        config.gating.enabled = True
+        config.gating.threshold = 0.5
+    work = str(tmp_path / "rejected")
+    with _Spy() as spy:
+        pipeline.train_and_evaluate(config, work, progress=False, log=lambda *_: None)
+    metrics = _metrics(work)
+    assert [m["gating_promoted"] for m in metrics] == [False, False]
+    assert all(s == 0.0 for m in metrics for s in m["gating_scores"])
+    # The playing net never changed: every generation's α_∅ is the initial net's.
+    assert metrics[0]["alpha_empty"] == pytest.approx(metrics[0]["selfplay_alpha_empty"], abs=1e-5)
+    assert metrics[1]["alpha_empty"] == pytest.approx(metrics[0]["alpha_empty"], abs=1e-5)
+    # ... while the training chain moved on from generation 0's weights.
+    p0, p1 = (jax.tree_util.tree_leaves(spy.saved[g].params) for g in (0, 1))
+    assert any(not np.array_equal(a, b) for a, b in zip(p0, p1))
+    assert int(spy.saved[1].step) == 2 * config.training.steps_per_generation
+    loaded = checkpoints.load_network(work)
+    assert any(not np.array_equal(a, b) for a, b in zip(jax.tree_util.tree_leaves(loaded.variables["params"]), p1))
+
+
+def test_network_growth_trains_the_bigger_net_and_checkpoints_its_spec(tmp_path):
+    config = _tiny_config(generations=2)
+    with config.unlocked():
+        config.schedules.network = ((0, 1, 8), (1, 2, 8))
+    work = str(tmp_path / "grow")
+    log = []
+    pipeline.train_and_evaluate(config, work, progress=False, log=log.append)
+    assert any("growing the network 1x8 -> 2x8" in line for line in log)
+    metrics = _metrics(work)
+    assert [m["network"] for m in metrics] == ["1x8", "2x8"]
+    assert "growth_total_loss" in metrics[1] and np.isfinite(metrics[1]["growth_total_loss"])
+    loaded = checkpoints.load_network(work)
+    assert (loaded.spec.blocks, loaded.spec.filters, loaded.generation) == (2, 8, 1)
+    alpha, _ = _empty_board(loaded.variables, loaded.spec)
+    assert metrics[1]["alpha_empty"] == pytest.approx(alpha, abs=1e-4)

@@ -11,6 +11,8 @@ the replayed position they were queued from, and finished games must have
 the replayed result at their own komi.
 """
 
+import collections
+import dataclasses
 import os
 import subprocess
 import sys
@@ -192,12 +194,13 @@ def replayed(played):
     """Replays every recorded game on the host and cross-checks the records.
 
     The B slots are replayed in lockstep, like the records. Complete games
-    start from the empty board at their recorded komi. The k-th branch game
-    to start resumes the k-th queued position (the queue is FIFO and never
-    drops an entry here), i.e. the replayed state before the k-th move whose
-    ``branched`` flag is set, with the fair komi (P's signed komi = -α_s
-    rounded to ½ℤ, computed here with numpy).
+    start from the empty board at their recorded komi. The queue is modelled
+    as a FIFO of the replayed states before the moves whose ``branched`` flag
+    is set, with the fair komi (P's signed komi = -α_s rounded to ½ℤ,
+    computed here with numpy), that drops its oldest entry when a push
+    overflows its capacity; each branch game resumes the oldest live entry.
     """
+    cap = SELFPLAY_CONFIG.branch_queue_capacity
     rec = played["records"]
     move = jax.jit(_replay_move)
     packed = jax.jit(jax.vmap(lambda s: features.pack_planes(go.features(RULES, s))))
@@ -209,6 +212,8 @@ def replayed(played):
     state = None  # [B] numpy GoState before row t
     slot_game = [None] * b
     queued = []  # (source row, numpy state with fair komi) in push order
+    live = collections.deque()  # indices into queued still in the queue, oldest first
+    dropped = 0
     branch_starts = []  # (game id, index into queued, first row)
     finals = {}  # game id -> (move count, area) of the replayed final position
     resigners = {}  # game id -> colour that resigned
@@ -219,7 +224,7 @@ def replayed(played):
                 continue
             assert slot_game[i] is None or slot_game[i] in finals, (t, i)
             if rec.is_branch[t, i]:
-                branch_starts.append((gid, len(branch_starts), (t, i)))
+                branch_starts.append((gid, live.popleft(), (t, i)))
                 start = queued[branch_starts[-1][1]][1]
             else:
                 start = _as_numpy(init(jnp.float32(rec.komi[t, i])))
@@ -238,6 +243,10 @@ def replayed(played):
             fair_signed = np.round(-rec.root_alpha[t, i] * 2.0) / 2.0
             entry = jax.tree_util.tree_map(lambda x: x[i].copy(), state)
             queued.append(((t, i), entry.replace(komi=np.float32(-fair_signed * rec.to_play[t, i]))))
+            live.append(len(queued) - 1)
+            if len(live) > cap:
+                live.popleft()
+                dropped += 1
         action = rec.action[t]
         assert np.all(state.legal[np.arange(b), np.maximum(action, 0)] | (action < 0)), where
         for i in np.flatnonzero(action < 0):
@@ -251,6 +260,8 @@ def replayed(played):
     current = {g for g in slot_game if g not in finals}
     return {
         "queued": queued,
+        "live": list(live),
+        "dropped": dropped,
         "branch_starts": branch_starts,
         "finals": finals,
         "resigners": resigners,
@@ -303,7 +314,9 @@ def test_branch_starts_at_queued_position_with_fair_komi(played, replayed):
     starts = replayed["branch_starts"]
     assert len(starts) >= 40
     ids = [gid for gid, _, _ in starts]
-    assert ids == sorted(ids)  # FIFO queue, ids in refill order
+    assert ids == sorted(ids)  # ids in refill order
+    ks = [k for _, k, _ in starts]
+    assert ks == sorted(ks)  # FIFO: branches start in push order
     for gid, k, (t, i) in starts:
         (ts, is_) = replayed["queued"][k][0]
         assert ts < t
@@ -332,13 +345,15 @@ def test_queued_positions_keep_history_and_superko_record(played, replayed):
     # the very last move, which have no row yet.
     seen = set(np.unique(played["records"].game_id).tolist())
     fresh = [i for i, g in enumerate(np.asarray(sp.game_id)) if int(g) not in seen]
-    pops = len(replayed["branch_starts"]) + int(np.sum(np.asarray(sp.is_branch)[fresh]))
-    assert size == len(queued) - pops
+    pops = int(np.sum(np.asarray(sp.is_branch)[fresh]))
+    live = replayed["live"]
+    assert size == len(live) - pops
     assert size > 0
+    assert int(sp.queue_dropped) == replayed["dropped"]
     deep = 0
     for j in range(size):
         entry = jax.tree_util.tree_map(lambda x: x[(head + j) % cap], queue)
-        _, want = queued[len(queued) - size + j]
+        _, want = queued[live[pops + j]]
         want = _as_numpy(want)
         for name in want.__dataclass_fields__:
             np.testing.assert_array_equal(getattr(entry, name), getattr(want, name), err_msg=name)
@@ -662,3 +677,78 @@ def test_sharded_chunk_matches_single_device(eight_device_run, chunk):
     # The comparison covered refills and branches, not just opening moves.
     assert any(np.any(single[f"rec{i}.finished"]) for i in range(len(records)))
     assert any(np.any(single[f"rec{i}.branched"]) for i in range(len(records)))
+
+
+def test_a_game_queues_at_most_max_branches(played):
+    rec = played["records"]
+    per_game = collections.Counter(np.asarray(rec.game_id)[np.asarray(rec.branched)].tolist())
+    cap = SELFPLAY_CONFIG.max_branches_per_game
+    assert max(per_game.values()) == cap  # the cap binds here (branch_prob 0.3)
+    # Every position after a game's cap is reached is left alone.
+    for gid, count in per_game.items():
+        assert count <= cap, gid
+
+
+def test_a_full_queue_drops_its_oldest_branches():
+    """Capacity 4, every position pushed, no pops: the queue ends holding the last 4 pushes."""
+    config = dataclasses.replace(
+        SELFPLAY_CONFIG, branch_prob=1.0, branch_queue_capacity=4, games_per_branch=10_000, max_branches_per_game=0
+    )
+    chunk = selfplay.make_chunk_fn(oracle, RULES, SEARCH_CONFIG, config)
+    sp = selfplay.init_selfplay(RULES, config, jax.random.PRNGKey(5), ALPHA_EMPTY, BETA_EMPTY)
+    sp, rec = chunk(None, sp, jax.random.PRNGKey(6), jnp.float32(ALPHA_EMPTY), jnp.float32(BETA_EMPTY))
+    rec = _as_numpy(rec)
+    pushed = [(t, i) for t in range(rec.active.shape[0]) for i in np.flatnonzero(rec.branched[t])]
+    # Every active position tried to queue; all but the last 4 were dropped
+    # (a step's pushes beyond the capacity never enter the queue at all).
+    assert int(sp.queue_size) == 4 and int(sp.queue_dropped) == int(rec.active.sum()) - 4
+    assert all(rec.branched[t].sum() == 4 for t in range(rec.active.shape[0]))
+    queue, head = _as_numpy(sp.queue), int(sp.queue_head)
+    planes = np.asarray(jax.vmap(lambda s: features.pack_planes(go.features(RULES, s)))(sp.queue))
+    for j, (t, i) in enumerate(pushed[-4:]):
+        slot = (head + j) % 4
+        np.testing.assert_array_equal(planes[slot], rec.planes[t, i])
+        assert queue.move_count[slot] == rec.move_number[t, i]
+
+
+def test_refresh_gives_queued_branches_the_current_nets_fair_komi(played):
+    sp = played["state"]
+
+    def shifted(params, states):  # a "newer net": α larger by 3.3 everywhere
+        logits, alpha, beta = oracle(params, states)
+        return logits, alpha + 3.3, beta
+
+    fresh = selfplay.make_refresh_fn(shifted)(None, sp)
+    _, alpha, _ = shifted(None, sp.queue)
+    to_play = np.asarray(sp.queue.to_play, np.float32)
+    want = -np.round(-np.asarray(alpha) * 2.0) / 2.0 * to_play  # black's komi for P's signed komi −α
+    np.testing.assert_array_equal(np.asarray(fresh.queue.komi), want.astype(np.float32))
+    assert not np.array_equal(np.asarray(fresh.queue.komi), np.asarray(sp.queue.komi))
+    # Nothing else in the queue changes.
+    np.testing.assert_array_equal(np.asarray(fresh.queue.board), np.asarray(sp.queue.board))
+
+
+def test_score_estimate_statistics(played):
+    games = played["games"]
+    counted = [g for g in games if not g.resigned]
+    resigned = [g for g in games if g.resigned]
+    assert counted and resigned
+    assert all(g.score_errors == () for g in resigned)
+    assert all(len(g.score_errors) == len(g.actions) for g in counted)
+    stats = selfplay.generation_stats(games, 0.0, 1.0)
+    errors = [e for g in counted for e in g.score_errors]
+    assert stats["score_error_positions"] == len(errors)
+    assert stats["score_error"] == pytest.approx(np.mean(errors))
+    assert stats["resign_score_estimate"] == pytest.approx(np.mean([g.margin * g.winner for g in resigned]))
+    # Recomputed from the records for the counted games that started in them.
+    rec = played["records"]
+    game_ids = np.asarray(rec.game_id)
+    checked = 0
+    for g in counted:
+        rows = np.argwhere((game_ids == g.game_id) & np.asarray(rec.active))
+        if len(rows) != len(g.actions):
+            continue  # started before the recorded chunks
+        want = [abs(rec.root_alpha[t, i] + rec.signed_komi[t, i] - g.margin * rec.to_play[t, i]) for t, i in rows]
+        np.testing.assert_allclose(g.score_errors, want, rtol=1e-5, atol=1e-5)
+        checked += 1
+    assert checked > 10
