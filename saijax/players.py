@@ -14,7 +14,8 @@ Ways to get one:
 * :func:`load_player` with a checkpoint: a run's workdir, its
   ``checkpoints`` directory, or one generation's step directory
   (``<workdir>/checkpoints/12``); without a step directory the newest
-  generation is used;
+  generation is used. ``zoo:<name>`` loads a net of the model zoo
+  (:mod:`saijax.zoo`);
 * :func:`random_player` (or ``load_player(None, ...)``): a randomly
   initialised net, the "random net" that anchors Elo at 0;
 * :func:`uniform_player`: uniformly random legal moves, no network;
@@ -239,7 +240,8 @@ def load_player(
 
     Args:
       checkpoint: None for a random net; else a workdir, its ``checkpoints``
-        directory, or a step directory ``<workdir>/checkpoints/<generation>``.
+        directory, a step directory ``<workdir>/checkpoints/<generation>``, or
+        ``zoo:<name>`` (a net of :mod:`saijax.zoo`).
       board_size: N of a random net (required then). With a checkpoint it is
         optional and, if given, must match the checkpoint's size.
       blocks, filters, value_head: shape of a random net; a checkpoint's own
@@ -273,6 +275,20 @@ def load_player(
             config=config,
             agent=agent,
         )
+
+    if isinstance(checkpoint, str) and checkpoint.startswith("zoo:"):
+        from saijax import zoo  # here: the zoo builds on this module
+
+        try:
+            player = zoo.load(checkpoint, config=config, agent=agent)
+        except KeyError as e:
+            raise FileNotFoundError(e.args[0]) from None
+        if board_size is not None and int(board_size) != player.board_size:
+            raise ValueError(
+                f"{checkpoint} is for {player.board_size}x{player.board_size}, "
+                f"not the requested {board_size}x{board_size}"
+            )
+        return player if name is None else player.replace(name=name)
 
     loaded = checkpoints.load_network(checkpoint)
     spec = loaded.spec

@@ -332,6 +332,8 @@ def _principal_variations(tree: mctx.Tree, start, length: int):
     the one PV walk: the root's line and every root child's line use it.
     """
     batch, k = start.shape
+    if length == 0:
+        return jnp.full((batch, k, 0), -1, jnp.int32)
     rows = jnp.arange(batch)[:, None]
 
     def body(i, carry):

@@ -1,0 +1,196 @@
+"""Fig. 2 of the SAI paper on a saijax run: Elo by generation, and α_∅ below it.
+
+    python experiments/elo_curve.py --workdir=runs/go7 --outdir=experiments/results/go7_elo
+
+The SAI papers rate every network of a run by maximum likelihood over a
+graph of matches: each net against nets a few generations apart, and the
+random net as the anchor (Elo 0). This script does the same for the
+generations whose checkpoints a run kept (``config.keep_checkpoint_every``):
+
+* nets: the random net (same shape as generation 0's) and every kept
+  generation (optionally only every ``--every``-th of them);
+* pairings: each net against the next ``--neighbours`` nets of the list, and
+  the random net against the first ``--random_pairings`` nets;
+* each pairing: ``--games`` lockstep games (colours alternating, komi
+  ``--komi``, the first ``--opening_moves`` moves of each game pair drawn at
+  random so that deterministic searches still play different games), each
+  side with ``--visits`` simulations and λ = μ = 0;
+* the fit: :func:`saijax.elo.fit_elo` (Rao–Kupper with draws, first-move
+  advantage, Wald 95% intervals).
+
+Outputs in ``--outdir``: ``games.csv`` (every game, the results table),
+``elo.csv`` (generation, Elo, interval, α_∅, β_∅ of each net, from the run's
+``metrics.jsonl``) and ``elo_curve.png`` (upper panel Elo with intervals,
+lower panel α_∅ by generation, as in the paper's Fig. 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+from saijax import arena, elo, players, results, search
+
+
+def kept_generations(workdir: str) -> list[int]:
+    """The generations with a finished checkpoint in a run's workdir."""
+    directory = os.path.join(workdir, "checkpoints")
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"{workdir} has no checkpoints directory")
+    gens = []
+    for name in os.listdir(directory):
+        if name.isdecimal() and os.path.isdir(os.path.join(directory, name)):
+            gens.append(int(name))
+    return sorted(gens)
+
+
+def read_metrics(workdir: str) -> dict[int, dict]:
+    """generation -> metrics line of ``metrics.jsonl`` (the last line of each generation wins)."""
+    path = os.path.join(workdir, "metrics.jsonl")
+    out: dict[int, dict] = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    row = json.loads(line)
+                    out[int(row["generation"])] = row
+    return out
+
+
+def pairings(names: list[str], neighbours: int, random_pairings: int) -> list[tuple[str, str]]:
+    """The pairing graph: each net against the next ``neighbours`` nets, and random against the first few."""
+    nets = names[1:]
+    pairs = [(nets[i], nets[j]) for i in range(len(nets)) for j in range(i + 1, min(i + 1 + neighbours, len(nets)))]
+    pairs += [(names[0], nets[i]) for i in range(min(random_pairings, len(nets)))]
+    return pairs
+
+
+def run(args) -> dict:
+    gens = kept_generations(args.workdir)
+    if args.generations:
+        wanted = {int(g) for g in args.generations.split(",")}
+        gens = [g for g in gens if g in wanted]
+    gens = gens[:: args.every]
+    if len(gens) < 2:
+        raise ValueError(f"{args.workdir}: need at least 2 kept checkpoints, found {gens}")
+    config = search.SearchConfig(num_simulations=args.visits, gumbel_scale=args.gumbel_scale)
+    nets = {}
+    for g in gens:
+        p = players.load_player(os.path.join(args.workdir, "checkpoints", str(g)), name=f"gen{g}", config=config)
+        nets[p.name] = p
+    first = next(iter(nets.values()))
+    spec = first.net.spec
+    nets = {
+        "random": players.random_player(
+            spec.board_size, blocks=spec.blocks, filters=spec.filters, value_head=spec.value_head, config=config
+        ),
+        **nets,
+    }
+    names = list(nets)
+    os.makedirs(args.outdir, exist_ok=True)
+    games_path = os.path.join(args.outdir, "games.csv")
+    if os.path.exists(games_path):
+        os.remove(games_path)
+    t0 = time.time()
+    all_games = []
+    for k, (a, b) in enumerate(pairings(names, args.neighbours, args.random_pairings)):
+        settings = arena.MatchSettings(
+            games=args.games,
+            komi=args.komi,
+            seed=args.seed * 100_003 + k,
+            opening_moves=args.opening_moves,
+            score_visits=None,
+            results_path=games_path,
+        )
+        games = arena.play_match(nets[a], nets[b], settings)
+        all_games.extend(games)
+        s = results.summarize(games, a)
+        print(f"{a:>8s} vs {b:<8s}: {a} scores {100 * s.overall.win_rate:5.1f}% of {s.overall.games}", flush=True)
+    fit = elo.fit_elo(all_games, anchor="random")
+    metrics = read_metrics(args.workdir)
+    rows = []
+    for name in names:
+        g = None if name == "random" else int(name[3:])
+        m = metrics.get(g, {}) if g is not None else {}
+        lo, hi = fit.ci[name]
+        rows.append(
+            {
+                "net": name,
+                "generation": "" if g is None else g,
+                "elo": round(fit.ratings[name], 1),
+                "elo_lo": round(lo, 1),
+                "elo_hi": round(hi, 1),
+                "games": fit.n_games[name],
+                "alpha_empty": m.get("alpha_empty", ""),
+                "beta_empty": m.get("beta_empty", ""),
+            }
+        )
+    with open(os.path.join(args.outdir, "elo.csv"), "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    plot(rows, os.path.join(args.outdir, "elo_curve.png"), title=args.title or os.path.basename(args.workdir))
+    print(elo.format_table(fit))
+    print(f"{len(all_games)} games in {time.time() - t0:.0f}s; wrote {args.outdir}/elo.csv, games.csv, elo_curve.png")
+    return {"fit": fit, "rows": rows}
+
+
+def plot(rows: list[dict], path: str, title: str = "") -> None:
+    """The paper's Fig. 2 layout: Elo with 95% intervals above, α_∅ below, by generation."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    nets = [r for r in rows if r["generation"] != ""]
+    gen = np.array([r["generation"] for r in nets], float)
+    rating = np.array([r["elo"] for r in nets], float)
+    lo = np.array([r["elo_lo"] for r in nets], float)
+    hi = np.array([r["elo_hi"] for r in nets], float)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
+    top.errorbar(gen, rating, yerr=[rating - lo, hi - rating], fmt="o-", ms=3, capsize=2)
+    top.axhline(0, color="grey", lw=0.8, ls=":")
+    top.set_ylabel("Elo (random net = 0)")
+    top.set_title(f"{title}: Elo by generation" if title else "Elo by generation")
+    alpha = [(g, float(r["alpha_empty"])) for g, r in zip(gen, nets) if r["alpha_empty"] != ""]
+    if alpha:
+        bottom.plot([a[0] for a in alpha], [a[1] for a in alpha], "o-", ms=3, color="tab:red")
+    bottom.set_ylabel("α_∅ (fair komi)")
+    bottom.set_xlabel("generation")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--workdir", required=True, help="a run's workdir (its kept checkpoints are rated)")
+    p.add_argument("--outdir", required=True)
+    p.add_argument("--generations", default="", help="comma-separated generations to rate (default: all kept)")
+    p.add_argument("--every", type=int, default=1, help="rate every k-th kept generation")
+    p.add_argument("--neighbours", type=int, default=2, help="each net plays the next k nets")
+    p.add_argument("--random_pairings", type=int, default=2, help="the random net plays the first k nets")
+    p.add_argument("--games", type=int, default=40, help="games per pairing")
+    p.add_argument("--visits", type=int, default=32)
+    p.add_argument("--gumbel_scale", type=float, default=1.0, help="0: deterministic search")
+    p.add_argument("--opening_moves", type=int, default=2, help="random opening moves per game pair")
+    p.add_argument("--komi", type=float, default=9.5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--title", default="")
+    args = p.parse_args(argv)
+    try:
+        run(args)
+    except (ValueError, OSError) as e:
+        print(f"elo_curve: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

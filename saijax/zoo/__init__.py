@@ -1,0 +1,326 @@
+"""The model zoo: small trained networks shipped with saijax (docs/design.md §8).
+
+Each entry is one network's inference variables (``params`` and
+``batch_stats``, flax msgpack, a few hundred kB) and a record in
+``index.json``: its board size, network spec, generation, Elo with its 95%
+interval, empty-board α_∅ and β_∅ (the net's fair-komi estimate and its
+confidence), the run it comes from, and the exact command and seed that
+trained that run. Experiments and notebooks start from these nets, so they
+run in minutes without a training run.
+
+    from saijax import zoo
+    strong = zoo.load("go7-S1")          # a ready players.Player
+    zoo.entries()                        # name -> record
+
+The GTP engine and the arena take the same names: ``--checkpoint=zoo:go7-S1``
+and ``--player=zoo:go7-S1``.
+
+Entries are added with :func:`export` (``python -m saijax.zoo add ...``) from
+a run's checkpoint; the file's SHA-256 is recorded and checked on load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+from flax import serialization
+
+from saijax import checkpoints, cli, networks, players, search
+
+__all__ = ["ZOO_DIR", "ZooEntry", "entries", "entry", "load", "export", "main"]
+
+ZOO_DIR = os.path.dirname(os.path.abspath(__file__))
+_INDEX = "index.json"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+PREFIX = "zoo:"
+
+
+@dataclasses.dataclass(frozen=True)
+class ZooEntry:
+    """One zoo network's record (a row of ``index.json``).
+
+    Attributes:
+      name: e.g. "go7-S1".
+      spec: the network.
+      generation: the generation of the run it comes from.
+      file: the variables' file name, in the zoo directory.
+      sha256: that file's SHA-256.
+      alpha_empty, beta_empty: the net's empty-board α_∅ (fair-komi
+        estimate) and β_∅, measured when the entry was exported.
+      elo, elo_ci: Elo and its 95% interval on the run's Elo curve (None if
+        not rated).
+      run: the run the net comes from (e.g. "go7").
+      command: the exact command that trains that run.
+      seed: the run's seed.
+      notes: free text (how the entry was chosen).
+    """
+
+    name: str
+    spec: networks.NetworkSpec
+    generation: int
+    file: str
+    sha256: str
+    alpha_empty: float
+    beta_empty: float
+    elo: float | None = None
+    elo_ci: tuple[float, float] | None = None
+    run: str = ""
+    command: str = ""
+    seed: int = 0
+    notes: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["spec"] = self.spec.to_dict()
+        d["elo_ci"] = list(self.elo_ci) if self.elo_ci is not None else None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], where: str) -> ZooEntry:
+        try:
+            spec = networks.NetworkSpec.from_dict(d["spec"])
+            ci = d.get("elo_ci")
+            return cls(
+                name=str(d["name"]),
+                spec=spec,
+                generation=int(d["generation"]),
+                file=str(d["file"]),
+                sha256=str(d["sha256"]),
+                alpha_empty=float(d["alpha_empty"]),
+                beta_empty=float(d["beta_empty"]),
+                elo=None if d.get("elo") is None else float(d["elo"]),
+                elo_ci=None if ci is None else (float(ci[0]), float(ci[1])),
+                run=str(d.get("run", "")),
+                command=str(d.get("command", "")),
+                seed=int(d.get("seed", 0)),
+                notes=str(d.get("notes", "")),
+            )
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise ValueError(f"{where}: bad zoo entry {d.get('name', '?')!r}: {type(e).__name__}: {e}") from None
+
+
+def _index_path(directory: str) -> str:
+    return os.path.join(directory, _INDEX)
+
+
+def _read_index(directory: str) -> dict[str, ZooEntry]:
+    path = _index_path(directory)
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: unreadable zoo index: {e}") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
+        raise ValueError(f"{path}: a zoo index is an object with a list 'entries'")
+    out = {}
+    for d in raw["entries"]:
+        e = ZooEntry.from_dict(d, path)
+        out[e.name] = e
+    return out
+
+
+def entries(directory: str | None = None) -> dict[str, ZooEntry]:
+    """The zoo's entries by name (default: the zoo shipped with saijax)."""
+    return _read_index(directory or ZOO_DIR)
+
+
+def entry(name: str, directory: str | None = None) -> ZooEntry:
+    """One entry's record.
+
+    Raises:
+      KeyError: no such entry (the message lists the available names).
+    """
+    name = name[len(PREFIX) :] if name.startswith(PREFIX) else name
+    known = entries(directory)
+    if name not in known:
+        raise KeyError(f"no zoo entry {name!r}; available: {', '.join(sorted(known)) or 'none'}")
+    return known[name]
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@functools.cache
+def _template(spec: networks.NetworkSpec):
+    return jax.eval_shape(functools.partial(networks.init_network, spec.build()), jax.random.PRNGKey(0))
+
+
+def load_variables(name: str, directory: str | None = None) -> tuple[ZooEntry, dict[str, Any]]:
+    """(record, ``{'params', 'batch_stats'}``) of a zoo entry, checked against its SHA-256.
+
+    Raises:
+      KeyError: no such entry.
+      ValueError: the file is missing, altered or does not fit the spec
+        (the message names the file).
+    """
+    e = entry(name, directory)
+    path = os.path.join(directory or ZOO_DIR, e.file)
+    if not os.path.exists(path):
+        raise ValueError(f"zoo entry {e.name!r}: its file {path} is missing")
+    if _sha256(path) != e.sha256:
+        raise ValueError(f"zoo entry {e.name!r}: {path} does not match its recorded SHA-256 (altered or truncated)")
+    with open(path, "rb") as f:
+        data = f.read()
+    template = _template(e.spec)
+    try:
+        variables = serialization.from_bytes(template, data)
+    except Exception as e2:  # pylint: disable=broad-except
+        raise ValueError(f"zoo entry {e.name!r}: {path} does not fit its network spec: {e2}") from None
+    for want, got in zip(jax.tree_util.tree_leaves(template), jax.tree_util.tree_leaves(variables)):
+        if tuple(want.shape) != tuple(got.shape):
+            raise ValueError(f"zoo entry {e.name!r}: {path} holds an array of shape {got.shape}, not {want.shape}")
+    return e, jax.tree_util.tree_map(jax.numpy.asarray, variables)
+
+
+def load(
+    name: str,
+    *,
+    config: search.SearchConfig | None = None,
+    agent: search.Agent | None = None,
+    directory: str | None = None,
+) -> players.Player:
+    """A zoo network as a ready :class:`saijax.players.Player` named after the entry."""
+    e, variables = load_variables(name, directory)
+    return players.Player.from_network(
+        e.name,
+        e.spec.build(),
+        variables,
+        config=config,
+        agent=agent,
+        description=f"zoo entry {e.name}: generation {e.generation} of run {e.run or '?'}",
+        generation=e.generation,
+    )
+
+
+def export(
+    checkpoint: str | os.PathLike,
+    name: str,
+    *,
+    directory: str | None = None,
+    elo: float | None = None,
+    elo_ci: tuple[float, float] | None = None,
+    run: str = "",
+    command: str = "",
+    seed: int = 0,
+    notes: str = "",
+) -> ZooEntry:
+    """Adds (or replaces) a zoo entry from a run's checkpoint.
+
+    Args:
+      checkpoint: a step directory ``<workdir>/checkpoints/<generation>``, or
+        a workdir (its newest generation).
+      name: the entry's name (letters, digits, ``_.-``).
+      directory: the zoo directory (default the shipped one).
+      elo, elo_ci, run, command, seed, notes: recorded as given.
+
+    Returns:
+      The new record; α_∅ and β_∅ are measured here.
+    """
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"zoo entry name {name!r}: use letters, digits and _.- only")
+    directory = directory or ZOO_DIR
+    loaded = checkpoints.load_network(checkpoint)
+    variables = jax.device_get(loaded.variables)
+    data = serialization.to_bytes(variables)
+    file = f"{name}.msgpack"
+    path = os.path.join(directory, file)
+    os.makedirs(directory, exist_ok=True)
+    with open(path + ".tmp", "wb") as f:
+        f.write(data)
+    os.replace(path + ".tmp", path)
+    player = players.Player.from_network(name, loaded.spec.build(), loaded.variables)
+    alpha, beta = empty_board_sigmoid(player)
+    record = ZooEntry(
+        name=name,
+        spec=loaded.spec,
+        generation=int(loaded.generation),
+        file=file,
+        sha256=_sha256(path),
+        alpha_empty=alpha,
+        beta_empty=beta,
+        elo=elo,
+        elo_ci=elo_ci,
+        run=run,
+        command=command,
+        seed=int(seed),
+        notes=notes,
+    )
+    known = _read_index(directory)
+    known[name] = record
+    index = {"entries": [known[k].to_dict() for k in sorted(known)]}
+    with open(_index_path(directory) + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(index, f, indent=1)
+        f.write("\n")
+    os.replace(_index_path(directory) + ".tmp", _index_path(directory))
+    return record
+
+
+def empty_board_sigmoid(player: players.Player) -> tuple[float, float]:
+    """(α_∅, β_∅): the player's network evaluation of the empty board (komi 0, Black to move)."""
+    from saijax import go  # noqa: PLC0415
+
+    rules = go.GoRules(player.board_size)
+    state = jax.tree_util.tree_map(lambda x: x[None], go.init(rules, 0.0))
+    _, alpha, beta = jax.jit(player.evaluator)(player.variables, state)
+    return float(alpha[0]), float(beta[0])
+
+
+def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> int:
+    """``python -m saijax.zoo list|add``."""
+    p = argparse.ArgumentParser(prog="python -m saijax.zoo", description="List or add model zoo entries.")
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="the entries and their records")
+    add = sub.add_parser("add", help="export a checkpoint as a zoo entry")
+    add.add_argument("--checkpoint", required=True, help="a step directory <workdir>/checkpoints/<generation>")
+    add.add_argument("--name", required=True)
+    add.add_argument("--elo", type=float, default=None)
+    add.add_argument("--elo_lo", type=float, default=None)
+    add.add_argument("--elo_hi", type=float, default=None)
+    add.add_argument("--run", default="")
+    add.add_argument("--train_command", default="")
+    add.add_argument("--seed", type=int, default=0)
+    add.add_argument("--notes", default="")
+    add.add_argument("--directory", default=None, help="zoo directory (default the shipped one)")
+    args = p.parse_args(argv)
+    try:
+        if args.command == "list":
+            for name, e in sorted(entries().items()):
+                elo = "-" if e.elo is None else f"{e.elo:.0f}"
+                print(
+                    f"{name:12s} {e.spec.board_size}x{e.spec.board_size} {e.spec.blocks}x{e.spec.filters} "
+                    f"gen {e.generation:4d} Elo {elo:>5s} "
+                    f"alpha_empty {e.alpha_empty:+.2f} beta_empty {e.beta_empty:.3f}"
+                )
+            return 0
+        ci = None if args.elo_lo is None or args.elo_hi is None else (args.elo_lo, args.elo_hi)
+        e = export(
+            args.checkpoint,
+            args.name,
+            directory=args.directory,
+            elo=args.elo,
+            elo_ci=ci,
+            run=args.run,
+            command=args.train_command,
+            seed=args.seed,
+            notes=args.notes,
+        )
+    except (ValueError, OSError, KeyError) as e:
+        return cli.report_error(f"saijax.zoo: error: {e}", 2, exit_now=exit_on_error)
+    print(f"added {e.name}: generation {e.generation}, alpha_empty {e.alpha_empty:+.2f}, file {e.file}")
+    return 0
