@@ -19,9 +19,12 @@ generations whose checkpoints a run kept (``config.keep_checkpoint_every``):
   advantage, Wald 95% intervals).
 
 Outputs in ``--outdir``: ``games.csv`` (every game, the results table),
-``elo.csv`` (generation, Elo, interval, α_∅, β_∅ of each net, from the run's
-``metrics.jsonl``) and ``elo_curve.png`` (upper panel Elo with intervals,
-lower panel α_∅ by generation, as in the paper's Fig. 2).
+``elo.csv`` (generation, Elo, interval, α_∅, β_∅ of each rated net, from the
+run's ``metrics.jsonl``), ``learning_curve.csv`` (every generation: wall
+time since the start, α_∅, β_∅, first move, score error, losses) and
+``elo_curve.png`` (upper panel Elo with intervals, lower panel α_∅ of every
+generation, as in the paper's Fig. 2). ``--plot_only`` redraws the figure
+from an existing ``elo.csv`` and ``learning_curve.csv``.
 """
 
 from __future__ import annotations
@@ -131,24 +134,59 @@ def run(args) -> dict:
                 "beta_empty": m.get("beta_empty", ""),
             }
         )
-    with open(os.path.join(args.outdir, "elo.csv"), "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    plot(rows, os.path.join(args.outdir, "elo_curve.png"), title=args.title or os.path.basename(args.workdir))
+    write_csv(os.path.join(args.outdir, "elo.csv"), rows)
+    curve = learning_curve(metrics)
+    write_csv(os.path.join(args.outdir, "learning_curve.csv"), curve)
+    plot(rows, curve, os.path.join(args.outdir, "elo_curve.png"), title=args.title or os.path.basename(args.workdir))
     print(elo.format_table(fit))
     print(f"{len(all_games)} games in {time.time() - t0:.0f}s; wrote {args.outdir}/elo.csv, games.csv, elo_curve.png")
     return {"fit": fit, "rows": rows}
 
 
-def plot(rows: list[dict], path: str, title: str = "") -> None:
+_CURVE_KEYS = (
+    "alpha_empty",
+    "beta_empty",
+    "first_move",
+    "selfplay_alpha_empty",
+    "score_error",
+    "resign_score_estimate",
+    "black_winrate",
+    "avg_game_length",
+    "train_policy_loss",
+    "train_value_loss",
+)
+
+
+def learning_curve(metrics: dict[int, dict]) -> list[dict]:
+    """One row per generation: cumulative wall time (minutes) and the curve's metrics."""
+    rows, minutes = [], 0.0
+    for g in sorted(metrics):
+        m = metrics[g]
+        minutes += float(m.get("seconds", 0.0)) / 60.0
+        rows.append({"generation": g, "minutes": round(minutes, 2), **{k: m.get(k, "") for k in _CURVE_KEYS}})
+    return rows
+
+
+def write_csv(path: str, rows: list[dict]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_csv(path: str) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def plot(rows: list[dict], curve: list[dict], path: str, title: str = "") -> None:
     """The paper's Fig. 2 layout: Elo with 95% intervals above, α_∅ below, by generation."""
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    nets = [r for r in rows if r["generation"] != ""]
+    nets = [r for r in rows if str(r["generation"]) != ""]
     gen = np.array([r["generation"] for r in nets], float)
     rating = np.array([r["elo"] for r in nets], float)
     lo = np.array([r["elo_lo"] for r in nets], float)
@@ -158,9 +196,9 @@ def plot(rows: list[dict], path: str, title: str = "") -> None:
     top.axhline(0, color="grey", lw=0.8, ls=":")
     top.set_ylabel("Elo (random net = 0)")
     top.set_title(f"{title}: Elo by generation" if title else "Elo by generation")
-    alpha = [(g, float(r["alpha_empty"])) for g, r in zip(gen, nets) if r["alpha_empty"] != ""]
+    alpha = [(float(r["generation"]), float(r["alpha_empty"])) for r in curve if str(r["alpha_empty"]) != ""]
     if alpha:
-        bottom.plot([a[0] for a in alpha], [a[1] for a in alpha], "o-", ms=3, color="tab:red")
+        bottom.plot([a[0] for a in alpha], [a[1] for a in alpha], "-", lw=1, color="tab:red")
     bottom.set_ylabel("α_∅ (fair komi)")
     bottom.set_xlabel("generation")
     fig.tight_layout()
@@ -170,7 +208,7 @@ def plot(rows: list[dict], path: str, title: str = "") -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--workdir", required=True, help="a run's workdir (its kept checkpoints are rated)")
+    p.add_argument("--workdir", default="", help="a run's workdir (its kept checkpoints are rated)")
     p.add_argument("--outdir", required=True)
     p.add_argument("--generations", default="", help="comma-separated generations to rate (default: all kept)")
     p.add_argument("--every", type=int, default=1, help="rate every k-th kept generation")
@@ -183,8 +221,14 @@ def main(argv=None) -> int:
     p.add_argument("--komi", type=float, default=9.5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--title", default="")
+    p.add_argument("--plot_only", action="store_true", help="redraw from --outdir's elo.csv and learning_curve.csv")
     args = p.parse_args(argv)
     try:
+        if args.plot_only:
+            rows = read_csv(os.path.join(args.outdir, "elo.csv"))
+            curve = read_csv(os.path.join(args.outdir, "learning_curve.csv"))
+            plot(rows, curve, os.path.join(args.outdir, "elo_curve.png"), title=args.title)
+            return 0
         run(args)
     except (ValueError, OSError) as e:
         print(f"elo_curve: error: {e}", file=sys.stderr)

@@ -16,8 +16,8 @@ stay finished (their step is a no-op).
 
 Conventions, shared with :mod:`saijax.gtp_match`:
 
-* **Colours.** With ``alternate_colours`` side A has Black in even-numbered
-  games and White in odd ones; otherwise A always has Black.
+* **Colours.** With ``colours="alternate"`` side A has Black in even-numbered
+  games and White in odd ones; ``"a_black"`` and ``"a_white"`` fix A's colour.
 * **Komi and handicap, per game.** ``handicap`` 0 is an even game (default
   komi 7.5); 1 is the papers' H1: no stones, Black first, default komi 0.5;
   ``>= 2`` places GTP fixed-handicap stones and White moves first (default
@@ -42,8 +42,9 @@ Conventions, shared with :mod:`saijax.gtp_match`:
   PUCT's Dirichlet noise and temperature) and through random openings: with
   ``opening_moves = m``, the first m moves of a game are drawn uniformly from
   the legal moves other than pass, the same for the two games of a colour
-  pair (games 2j and 2j + 1), so deterministic players still play different
-  games and each opening is played with both colours. Game i, ply t uses the
+  pair (games 2j and 2j + 1) when colours alternate, so deterministic
+  players still play different games and each opening is played with both
+  colours. Game i, ply t uses the
   key ``fold_in(fold_in(PRNGKey(seed), i), 2t)`` and its opening the key of
   its pair, so a game's moves do not depend on the other games in the batch.
 
@@ -82,6 +83,7 @@ __all__ = [
     "main",
 ]
 
+_COLOURS = ("alternate", "a_black", "a_white")
 EVEN_KOMI = 7.5  # default komi of an even game
 HANDICAP_KOMI = 0.5  # default komi of a handicap game (H1 included)
 # Salt for score-estimate keys, so they never coincide with move keys.
@@ -116,8 +118,8 @@ class MatchSettings:
         (7.5 in even games, 0.5 with handicap). Multiples of 0.5.
       handicap: 0 (even), 1 (the papers' H1: no stones) or >= 2 fixed stones
         with White first; one value or one per game.
-      alternate_colours: side A has Black in even games, White in odd ones;
-        False: A always has Black.
+      colours: "alternate" (side A has Black in even games, White in odd
+        ones), "a_black" (A always Black) or "a_white" (A always White).
       seed: the match seed (see the module docstring for the keys).
       max_moves: move cap (default the rules', 2·N²).
       resign_threshold: resign when the best move's agent value is below
@@ -135,7 +137,7 @@ class MatchSettings:
     games: int
     komi: float | tuple[float, ...] | None = None
     handicap: int | tuple[int, ...] = 0
-    alternate_colours: bool = True
+    colours: str = "alternate"
     seed: int = 0
     max_moves: int | None = None
     resign_threshold: float | None = None
@@ -162,6 +164,8 @@ class MatchSettings:
                 raise ValueError(f"MatchSettings.komi must be a finite multiple of 0.5, got {k}")
         if komis is not None:
             object.__setattr__(self, "komi", tuple(float(k) for k in komis))
+        if self.colours not in _COLOURS:
+            raise ValueError(f"MatchSettings.colours must be one of {_COLOURS}, got {self.colours!r}")
         if not _is_int(self.seed):
             raise ValueError(f"MatchSettings.seed must be an int, got {self.seed!r}")
         if self.max_moves is not None and (not _is_int(self.max_moves) or self.max_moves < 1):
@@ -190,7 +194,9 @@ class MatchSettings:
     def side_a_black(self) -> np.ndarray:
         """bool[games]: side A has Black."""
         games = np.arange(self.games)
-        return (games % 2 == 0) | (not self.alternate_colours)
+        if self.colours == "alternate":
+            return games % 2 == 0
+        return np.full(self.games, self.colours == "a_black")
 
     def rules(self, board_size: int) -> go.GoRules:
         """The rules of the match on an N×N board (checks the handicaps fit the board)."""
@@ -279,9 +285,10 @@ def random_move_fn(rules: go.GoRules):
     return jax.jit(random_move)
 
 
-def opening_keys(base, games, ply: int):
-    """The keys of the random opening move at ``ply``: one per colour pair (games 2j, 2j + 1)."""
-    return game_keys(jax.random.fold_in(base, 0x0FE1), games // 2, jnp.int32(ply))
+def opening_keys(base, games, ply: int, *, paired: bool):
+    """The keys of the random opening move at ``ply``: one per colour pair (games 2j, 2j + 1) if
+    ``paired`` (alternating colours), else one per game."""
+    return game_keys(jax.random.fold_in(base, 0x0FE1), games // 2 if paired else games, jnp.int32(ply))
 
 
 @jax.jit
@@ -515,7 +522,9 @@ def play_match(
             any_active = True
             game_ids = jnp.asarray(idx, jnp.int32)
             if ply < settings.opening_moves:
-                new, action = random_move_fn(rules)(st, opening_keys(base, game_ids, ply))
+                new, action = random_move_fn(rules)(
+                    st, opening_keys(base, game_ids, ply, paired=settings.colours == "alternate")
+                )
                 action = np.asarray(jax.device_get(action))
                 moves[idx[active], ply] = action[active]
                 states[g] = new
@@ -580,7 +589,12 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--board_size", type=int, default=9)
     p.add_argument("--komi", type=float, default=None, help="default 7.5 (0.5 with handicap)")
     p.add_argument("--handicap", type=int, default=0)
-    p.add_argument("--no_alternate", action="store_true", help="the player always takes Black")
+    p.add_argument(
+        "--colours",
+        choices=_COLOURS,
+        default="alternate",
+        help="the player's colour: alternating (Black in even games), always Black, or always White",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max_moves", type=int, default=None, help="move cap (default 2*N^2)")
     p.add_argument("--algorithm", choices=search.ALGORITHMS, default="gumbel")
@@ -653,7 +667,7 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
             games=args.games,
             komi=args.komi,
             handicap=args.handicap,
-            alternate_colours=not args.no_alternate,
+            colours=args.colours,
             seed=args.seed,
             max_moves=args.max_moves,
             resign_threshold=args.resign_threshold,

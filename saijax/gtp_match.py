@@ -178,7 +178,9 @@ def play_gtp_match(
                 batched = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[None], state)
                 if ply < settings.opening_moves:
                     # A random opening move, the same for both games of a colour pair.
-                    _, action = arena.random_move_fn(rules)(batched, arena.opening_keys(base, game_id, ply))
+                    _, action = arena.random_move_fn(rules)(
+                        batched, arena.opening_keys(base, game_id, ply, paired=settings.colours == "alternate")
+                    )
                     action = int(action[0])
                     engine.send(f"play {colour_name} {go.to_gtp(rules, action)}")
                     moves.append(action)
