@@ -23,6 +23,14 @@ beta [B])`` over a batch of :class:`saijax.go.GoState`. Baseline heads plug
 in through :func:`make_network_evaluator`, which converts their outputs into
 (α, β) form.
 
+The λ/μ agent is an :class:`Agent` (validated in its constructor, the one
+place saijax checks 1 ≥ λ ≥ μ ≥ 0), passed to each search as traced values.
+A search's :class:`SearchOutput` is also what every caller reads it
+through: ``best_value`` feeds :func:`should_resign`, the resign rule that
+self-play, the arena and GTP share; ``pv`` and ``child_pv`` come from one
+principal-variation walk on device; :func:`root_moves` turns one game's
+output into the per-move list that GTP's analysis prints.
+
 Illegal moves get prior logit ``finfo.min`` at every node; if PUCT still
 selects one inside the tree (possible when every legal child looks bad), the
 transition is a terminal loss for the mover, so it is never preferred.
