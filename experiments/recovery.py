@@ -1,0 +1,248 @@
+"""Recovering from severe handicap with λ > 0: Fig. 7 of the SAI 9×9 paper, on 7×7.
+
+    python experiments/recovery.py --outdir=experiments/results/go7_recovery          # zoo nets, 7×7
+    python experiments/recovery.py --strong=S=runs/go7/checkpoints/150 \\
+        --opponent=W=runs/go7/checkpoints/20 --games=20 --visits=32 --outdir=/tmp/recovery
+
+Paper: [SAI-9x9] §4.3 (Fig. 7; references in docs/design.md). The strong
+nets play White against the weakest net (W3) in the situations where the
+plain agent rarely wins: score handicap H1 (no stones, Black first, komi
+0.5) and H1 with one more malus point, and positional handicap H2 (two
+stones, White first) with too small a komi. Each strong net plays them with
+λ ∈ {0, 0.5, 1} and μ = 0: an agent with λ > 0 over-estimates its chances
+when losing, so it keeps the game solid and waits for the weak net's
+mistakes instead of gambling; the paper found λ = 0.5 raised S1's and S3's
+win rate in H2 at the hardest level (from under 5% to 12% and 22.5%), and
+λ = 1 never helped further. W3 plays λ = μ = 0.
+
+Each situation is a handicap kind and a malus m: White's komi is
+``--h1_komi − m`` in H1 and ``--h2_komi − m`` in H2. Plotted: the strong
+net's win rate against m, one panel per handicap kind and strong net, one
+line per λ, with 95% Wilson intervals.
+
+From 9×9 to 7×7 (the defaults; every one is a flag; see
+experiments/handicap.py for the whole translation):
+
+* **H1: base komi 0.5, maluses 0 and 1** (komi 0.5 and −0.5): the paper's
+  "H1 and H1 with an additional negative malus point". H1 takes the whole
+  fair komi from White on both boards (7 points on 9×9, 9 on 7×7); one
+  malus point scaled by the area (49/81) is still the smallest step, 1.
+* **H2: base komi 13.5, maluses 3 and 5** (komi 10.5 and 8.5). The paper's
+  severe H2 levels are komi 6.5 and 8.5 ("H2 with 6 or even 8 bonus
+  points"), below the 10.5 at which H2 was about even. Komi given against
+  stones pays for tempo, which the fair komi measures, so those levels scale
+  by the fair komis' ratio 9/7 (as handicap.py's Fig. 4 levels): 10.5 →
+  13.5 (the base), 8.5 → 10.5 and 6.5 → 8.5, maluses 3 and 5.
+* **Games and visits.** The paper: 400 games per cell at 1,000 visits; the
+  defaults (100 games, 64 visits) fit a CPU. Nobody resigns by default: the
+  resign rule reads the agent's own value, which λ > 0 lifts, so resigning
+  would mix the agent's play with when it gives up.
+
+Outputs in ``--outdir``: ``games.csv`` (every game, the results table; the
+strong net is named ``<name>[l=λ,m=μ]`` for λ > 0), ``conditions.csv`` (the
+condition of every game, keyed by (black, white, komi, handicap)),
+``fig7_summary.csv`` (per strong net, λ, handicap and malus: komi, games,
+wins, draws, losses, win rate, 95% Wilson interval, the strong net's mean
+margin and mean winning margin) and ``fig7_recovery.png``. ``--plot_only``
+redraws the PNG from ``fig7_summary.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+if __package__ in (None, ""):
+    # Run as a script from a checkout: make `saijax` and experiments/ importable without install.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from experiments import handicap  # pylint: disable=g-import-not-at-top
+
+# 7×7 defaults (module docstring).
+LAMBDAS = (0.0, 0.5, 1.0)
+H1_KOMI, H1_MALUSES = 0.5, (0.0, 1.0)
+H2_KOMI, H2_MALUSES = 13.5, (3.0, 5.0)
+OPPONENT = "zoo:go7-W3"
+
+
+def conditions(opponent: str, h1_komi: float, h1_maluses, h2_komi: float, h2_maluses) -> list[handicap.Condition]:
+    """The situations of Fig. 7, the strong net as White: H1 and H2, each made worse by maluses."""
+    return [
+        *handicap.white_conditions("fig7", opponent, 1, [h1_komi - m for m in h1_maluses], base=h1_komi),
+        *handicap.white_conditions("fig7", opponent, 2, [h2_komi - m for m in h2_maluses], base=h2_komi),
+    ]
+
+
+def plot_fig7(rows: Sequence[dict], title: str = ""):
+    """Fig. 7: the strong net's win rate as White against the malus, one line per λ.
+
+    Panels: H1 (top) and H2 (bottom), one column per strong net. Returns the
+    matplotlib Figure.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    rows = [r for r in rows if r["figure"] == "fig7" and r["strong_colour"] == "white"]
+    strong = list(dict.fromkeys(r["strong"] for r in rows))
+    lambdas = sorted({float(r["lambda"]) for r in rows})
+    kinds = sorted({int(float(r["handicap"])) for r in rows})
+    ncols = max(1, len(strong))
+    fig, axes = plt.subplots(
+        max(1, len(kinds)), ncols, figsize=(3.6 * ncols + 1, 3.2 * max(1, len(kinds)) + 0.5), squeeze=False, sharey=True
+    )
+    for i, h in enumerate(kinds):
+        for j, s in enumerate(strong):
+            ax = axes[i, j]
+            cell = [r for r in rows if r["strong"] == s and int(float(r["handicap"])) == h]
+            for k, lam in enumerate(lambdas):
+                sel = sorted((r for r in cell if float(r["lambda"]) == lam), key=lambda r: float(r["malus"]))
+                if sel:
+                    x = np.array([float(r["malus"]) for r in sel]) + 0.04 * (k - (len(lambdas) - 1) / 2)
+                    handicap.plot_win_rates(ax, x, sel, fmt="o-", label=f"λ = {lam:g}")
+            maluses = sorted({float(r["malus"]) for r in cell})
+            komis = {float(r["malus"]): float(r["komi"]) for r in cell}
+            ax.set_xticks(maluses, [f"{m:g}\n(komi {komis[m]:g})" for m in maluses])
+            if maluses:
+                ax.set_xlim(maluses[0] - 0.5, maluses[-1] + 0.5)
+            ax.set_ylim(-0.03, 1.03)
+            ax.axhline(0.5, color="0.7", lw=0.8, ls=":")
+            ax.set_title(f"{s} as White, H{h}")
+            ax.set_xlabel("malus (points against White)")
+            if j == 0:
+                ax.set_ylabel("win rate (95% Wilson)")
+    axes[0, -1].legend(fontsize=8)
+    opponents = sorted({r["opponent"] for r in rows})
+    fig.suptitle(title or f"Fig. 7: recovering from handicap against {', '.join(opponents)}, μ = 0")
+    fig.tight_layout()
+    return fig
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    p.add_argument("--strong", default=handicap.STRONG, help="strong nets: comma list of [NAME=]SPEC")
+    p.add_argument("--opponent", default=OPPONENT, help="the weak net, [NAME=]SPEC (the paper's W3)")
+    p.add_argument("--board_size", type=int, default=7)
+    p.add_argument("--games", type=int, default=100, help="games per cell (the paper: 400)")
+    p.add_argument("--visits", type=int, default=64, help="simulations per move, every net (the paper: 1,000)")
+    p.add_argument("--gumbel_scale", type=float, default=1.0, help="search noise (0: deterministic)")
+    p.add_argument("--lambdas", default=",".join(f"{v:g}" for v in LAMBDAS), help="the strong nets' λ values")
+    p.add_argument("--mu", type=float, default=0.0, help="the strong nets' μ (<= every λ)")
+    p.add_argument("--threshold", type=float, default=0.0, help="variable agent: λ/μ only above this win rate")
+    p.add_argument("--h1_komi", type=float, default=H1_KOMI, help="H1's komi at malus 0")
+    p.add_argument("--h1_maluses", default=",".join(f"{v:g}" for v in H1_MALUSES), help="'' skips H1")
+    p.add_argument("--h2_komi", type=float, default=None, help="H2's komi at malus 0 (7x7: 13.5)")
+    p.add_argument("--h2_maluses", default=",".join(f"{v:g}" for v in H2_MALUSES), help="'' skips H2")
+    p.add_argument("--resign_threshold", type=float, default=None, help="let nets resign (default: never)")
+    p.add_argument("--score_visits", type=int, default=1000, help="score-estimate search at a resignation")
+    p.add_argument("--opening_moves", type=int, default=0, help="random opening moves per game")
+    p.add_argument("--max_batch", type=int, default=1024, help="most games per lockstep match")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--outdir", default="runs/recovery")
+    p.add_argument("--plot_only", action="store_true", help="redraw the PNG from --outdir's fig7_summary.csv")
+    p.add_argument("--verbose", action="store_true", help="a line per game")
+    args = p.parse_args(argv)
+    if args.h2_komi is None:
+        if args.board_size != 7 and handicap.parse_list(args.h2_maluses) and not args.plot_only:
+            p.error(f"--h2_komi has a default for 7x7 only; give it for {args.board_size}x{args.board_size}")
+        args.h2_komi = H2_KOMI
+    return args
+
+
+def run(args: argparse.Namespace) -> list[dict]:
+    """Plays Fig. 7's games and writes the tables and the PNG; returns the summary rows."""
+    nets = dict(board_size=args.board_size, visits=args.visits, gumbel_scale=args.gumbel_scale)
+    strong = handicap.load_nets(handicap.parse_nets(args.strong), **nets)
+    opponent = handicap.load_nets(handicap.parse_nets(args.opponent), **nets)
+    if not strong or len(opponent) != 1:
+        raise ValueError("need at least one strong net and exactly one --opponent")
+    opponent = opponent[0]
+    handicap.check_names([*strong, opponent])
+    lambdas = handicap.parse_list(args.lambdas)
+    cells = conditions(
+        opponent.name,
+        args.h1_komi,
+        handicap.parse_list(args.h1_maluses),
+        args.h2_komi,
+        handicap.parse_list(args.h2_maluses),
+    )
+    if not cells or not lambdas:
+        raise ValueError("no situations or no λ values to play")
+    os.makedirs(args.outdir, exist_ok=True)
+    games_path = os.path.join(args.outdir, "games.csv")
+    if os.path.exists(games_path):
+        os.remove(games_path)
+    log = (lambda line: print(line, flush=True)) if args.verbose else None
+    t0 = time.time()
+    played, agents, base_name = [], {}, {}
+    for i, s in enumerate(strong):
+        for lam in lambdas:
+            player = s.with_agent(lambda_=lam, mu=args.mu, threshold=args.threshold, rename=True)
+            agents[player.name] = (player.agent.lambda_, player.agent.mu)
+            base_name[player.name] = s.name
+            t = time.time()
+            new = handicap.play_conditions(
+                player,
+                opponent,
+                cells,
+                games=args.games,
+                colours="a_white",
+                seed=(args.seed * 1009 + i) * len(cells),  # common to the λ values: common random numbers
+                max_batch=args.max_batch,
+                resign_threshold=args.resign_threshold,
+                score_visits=args.score_visits,
+                opening_moves=args.opening_moves,
+                results_path=games_path,
+                log=log,
+            )
+            played.extend(new)
+            rates = " ".join(
+                f"H{r['handicap']}-{r['malus']:g}:{100 * r['win_rate']:.0f}%" for r in handicap.summary_rows(new)
+            )
+            print(f"fig7 {player.name} (W) vs {opponent.name}: {len(new)} games, {time.time() - t:.0f}s; {rates}")
+    handicap.write_csv(
+        os.path.join(args.outdir, "conditions.csv"), handicap.condition_rows(played, agents), handicap.CONDITION_COLUMNS
+    )
+    rows = handicap.summary_rows(played, agents)
+    for r in rows:
+        r["strong"] = base_name[r["strong"]]  # the λ column tells the agents apart
+    handicap.write_csv(os.path.join(args.outdir, "fig7_summary.csv"), rows, handicap.SUMMARY_COLUMNS)
+    draw(args.outdir, rows)
+    print(f"{len(played)} games in {time.time() - t0:.0f}s; wrote {args.outdir}", flush=True)
+    return rows
+
+
+def draw(outdir: str, rows: Sequence[dict]) -> None:
+    """Writes fig7_recovery.png."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    fig = plot_fig7(rows)
+    fig.savefig(os.path.join(outdir, "fig7_recovery.png"), dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    try:
+        if args.plot_only:
+            draw(args.outdir, handicap.read_summary(os.path.join(args.outdir, "fig7_summary.csv")))
+            return 0
+        rows = run(args)
+    except (ValueError, OSError) as e:
+        print(f"recovery: error: {e}", file=sys.stderr)
+        return 2
+    print()
+    print(handicap.format_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1022 @@
+"""Score targeting with the λ/μ agents: Figs. 5 and 6 and Table 1 of the SAI 9×9 paper, on 7×7.
+
+    python experiments/score_targeting.py --outdir=experiments/results/go7_score_targeting   # zoo nets, 7×7
+    python experiments/score_targeting.py --strong=S=runs/go7/checkpoints/150 \\
+        --weak=W=runs/go7/checkpoints/20 --games=20 --visits=32 --outdir=/tmp/score_targeting
+
+Paper: [SAI-9x9] §4.2 (Figs. 5 and 6, Table 1) and §3.6–3.7 for the setting
+(the same in [SAI-ext] §3.7–3.8; references in docs/design.md). The agent
+is :class:`saijax.search.Agent` (docs/design.md §4): the strong net values a
+node by its win probability averaged over the bonus interval [x_μ, x_λ]
+fixed at the root, and the *variable agent* applies (λ, μ) only while the
+root's win rate is at least ``threshold`` (plain win rate below it). Games
+are played in lockstep by :func:`saijax.arena.play_match`.
+
+The cells. Each strong net (``--strong``) plays, with colours alternating
+(half the games as Black) at the even komi, one match per cell against
+
+* **Fig. 5:** itself (a copy of the same net at λ = μ = 0) and each weak net
+  (``--weak``), with agents λ ∈ ``--lambdas`` (0.5, 1) and
+  μ = f·λ for f ∈ ``--mu_fractions`` (0, 0.5, 0.75, 1), threshold 0;
+* **Fig. 6:** itself and the last weak net (the paper's W3), with the
+  variable agents ``--variable_agents`` ((0.5, 0), (1, 0), (1, 0.5), the
+  paper's three) at thresholds 0 and ``--thresholds`` (50%, 70%);
+* both: the baseline λ = μ = 0 against every opponent.
+
+A cell shared by the two figures (threshold 0) is played once. The opponent
+always plays λ = μ = 0.
+
+What is measured, per cell and for the strong side: its win rate (draws
+half; 95% Wilson interval) and the average final score of its wins (its
+winning margins, komi included, with their standard error), split by the
+strong side's colour. Table 1 pools the strong nets (the paper's "averages
+across the three strong nets"; with equal games per cell the pooled win rate
+is that average, and the pooled mean winning margin weights each net by its
+wins) and compares each agent with λ = μ = 0 against the same opponent with
+the same colour: a one-sided binomial test that the win rate is *lower*
+(``scipy.stats.binomtest(wins, games, p=baseline win rate,
+alternative="less")``, the baseline rate taken as known, as the paper's
+"binomial test for difference smaller than 0") and a one-sided t-test that
+the winning margins are *larger* (``scipy.stats.ttest_ind(agent, baseline,
+alternative="greater")``, Welch's: the agents change the spread of the
+margins, and the paper does not say which t-test it ran). Marks as the
+paper's: ``*`` p < 0.05, ``**`` p < 0.001. Taking the baseline's rate as
+known makes the test degenerate at a baseline of 100% (one loss is then
+``**``): read such rows with the Wilson intervals of ``cells.csv``. The paper's own Table 1 (9×9,
+komi 7.5, 400 games per cell, 1,000 visits, its S1–S3 and W3) is
+:data:`PAPER_TABLE1`, printed and written beside ours, labelled 9×9.
+
+From 9×9 to 7×7 (the defaults; every one is a flag):
+
+* **Komi 9.5.** 7×7's fair komi is 9 (perfect play wins B+9, [SAI-9x9]
+  §2.4), so 9.5 is to 7×7 what 7.5 is to 9×9 (fair komi 7): the fair komi
+  plus the half point that rules out draws, White favoured by half a point.
+* **λ, μ and the thresholds** are fractions and win probabilities, not
+  points, so they carry over unchanged.
+* **Games and visits.** The paper played 400 games per cell with 1,000
+  visits (a little above its final self-play search, 850). The defaults,
+  100 games per cell and 64 visits (twice the go7 run's self-play search),
+  fit a CPU: 3 strong nets × (4 opponents × 9 agents + 2 opponents × 6
+  variable agents) = 144 cells, 14,400 games: about 75 s per cell after
+  a minute of compiling, some 3 hours, on the project's 2-core CPU.
+* **Scores.** Margins scale roughly with the board's area, 49/81 ≈ 0.6, so
+  the paper's winning scores (about 10 points at baseline as White, gains
+  of +7.6 against itself and +9.5 against W1 in Fig. 5) correspond to
+  about 6, +4.6 and +5.7 points here, if the gain scales like the board.
+* **Played out.** The paper's games ended by resignation and were scored by
+  the median of α + k over a 1,000-visit search ([SAI-9x9] §3.6). By default
+  nobody resigns here (``--resign_threshold`` unset): 7×7 games are short,
+  and the Tromp–Taylor count is exact. With ``--resign_threshold``, a
+  resigned game's margin is that estimate by the ``--scorer`` net (default
+  the first strong net) at λ = μ = 0 with ``--score_visits``, as the issue
+  asks: one fixed judge for every game.
+
+Nets (``--strong``, ``--weak``, ``--scorer``) are comma lists of
+``[NAME=]SPEC``, SPEC a checkpoint (``<workdir>/checkpoints/<gen>``), a
+workdir or ``zoo:<name>``; without ``NAME=`` a net is named after its zoo
+entry or generation. In the games table the strong side is
+``NAME[l=λ,m=μ,t=threshold]`` and its copy is ``NAME``, so every game says
+its own cell and ``--plot_only`` rebuilds every table from ``games.csv``.
+
+Outputs in ``--outdir``:
+
+* ``games.csv``: every game, the results table of :mod:`saijax.results`.
+* ``cells.csv``: per strong net (and ``all``, pooled), opponent, agent
+  (λ, μ, threshold) and the strong side's colour (``white``, ``black``,
+  ``both``): games, wins, draws, losses, win rate, 95% Wilson interval,
+  mean margin, mean winning margin, its standard error and the number of
+  wins it averages.
+* ``table1.csv``: Table 1, per threshold, opponent, colour and agent,
+  pooled over the strong nets: games, win rate, Δ win rate and binomial
+  p-value, winning score, Δ score and t-test p-value, marks, and the
+  paper's 9×9 numbers where it has that row (thresholds 50% and 70%,
+  itself and W3).
+* ``fig5_score_targeting.png``: one column per opponent, the mean winning
+  score above and the win rate below, against the agent (λ, μ), as White
+  and as Black (pooled over the strong nets; each net's points faint).
+* ``fig6_variable_agent.png``: one column per opponent and colour, the
+  same two panels against the threshold, one line per agent, the
+  baseline dotted.
+
+``--resume`` keeps the complete cells of an existing ``games.csv`` and plays
+the rest; ``--plot_only`` redraws every table and PNG from ``games.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import math
+import os
+import re
+import sys
+import time
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+if __package__ in (None, ""):
+    # Run as a script from a checkout: make `saijax` importable without install.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from saijax import arena, players, results, search  # pylint: disable=g-import-not-at-top
+
+# 7×7 defaults (module docstring, "From 9×9 to 7×7").
+EVEN_KOMI = 9.5
+STRONG = "zoo:go7-S1,zoo:go7-S2,zoo:go7-S3"
+WEAK = "zoo:go7-W1,zoo:go7-W2,zoo:go7-W3"
+LAMBDAS = (0.5, 1.0)  # Fig. 5
+MU_FRACTIONS = (0.0, 0.5, 0.75, 1.0)  # Fig. 5: μ = f·λ
+VARIABLE_AGENTS = ((0.5, 0.0), (1.0, 0.0), (1.0, 0.5))  # Fig. 6 and Table 1
+THRESHOLDS = (0.5, 0.7)  # Fig. 6, beside threshold 0
+
+ITSELF = "itself"
+ALL = "all"  # the strong net of pooled rows
+COLOURS = ("white", "black")  # the paper's order
+
+# [SAI-9x9] Table 1 (9×9, komi 7.5, averages over S1–S3, 400 games per cell):
+# (threshold, opponent, colour, λ, μ) -> (win rate %, Δ win rate, score, Δ score),
+# the Δs as printed, with the paper's marks.
+PAPER_TABLE1: dict[tuple[float, str, str, float, float], tuple[float, str, float, str]] = {}
+
+
+def _paper_block(threshold, opponent, white, black):
+    for colour, rows in (("white", white), ("black", black)):
+        for (lam, mu), values in zip(((0.0, 0.0), *VARIABLE_AGENTS), rows):
+            PAPER_TABLE1[(threshold, opponent, colour, lam, mu)] = values
+
+
+_paper_block(
+    0.5,
+    ITSELF,
+    [(69.2, "-", 8.9, "-"), (64.2, "-5.0**", 17.5, "+8.6**"), (60.8, "-8.3**", 18.7, "+9.8**"),
+     (52.5, "-16.7**", 22.4, "+13.5**")],
+    [(30.0, "-", 11.2, "-"), (31.7, "+1.7", 14.6, "+3.4**"), (29.3, "-0.7", 16.3, "+5.1**"),
+     (26.8, "-3.2*", 15.9, "+4.7**")],
+)  # fmt: skip
+_paper_block(
+    0.7,
+    ITSELF,
+    [(69.2, "-", 8.9, "-"), (66.2, "-3.0", 16.5, "+7.6**"), (64.3, "-4.8**", 15.4, "+6.5**"),
+     (60.0, "-9.2**", 17.4, "+8.4**")],
+    [(30.0, "-", 11.2, "-"), (27.5, "-2.5", 15.6, "+4.4**"), (32.0, "+2.0", 14.9, "+3.7**"),
+     (28.7, "-1.3", 17.0, "+5.8**")],
+)  # fmt: skip
+_paper_block(
+    0.5,
+    "W3",
+    [(97.2, "-", 7.5, "-"), (97.7, "+0.5", 17.7, "+10.2**"), (95.5, "-1.7*", 24.2, "+16.8**"),
+     (90.7, "-6.5**", 36.2, "+28.8**")],
+    [(97.2, "-", 17.4, "-"), (96.3, "-0.8", 27.2, "+9.8**"), (96.2, "-1.0", 34.8, "+17.3**"),
+     (91.3, "-5.8**", 41.0, "+23.5**")],
+)  # fmt: skip
+_paper_block(
+    0.7,
+    "W3",
+    [(97.2, "-", 7.5, "-"), (96.8, "-0.3", 16.7, "+9.3**"), (95.8, "-1.3*", 21.5, "+14.0**"),
+     (89.2, "-8.0**", 31.7, "+24.3**")],
+    [(97.2, "-", 17.4, "-"), (96.2, "-1.0", 27.9, "+10.5**"), (96.7, "-0.5", 34.1, "+16.7**"),
+     (89.3, "-7.8**", 39.9, "+22.4**")],
+)  # fmt: skip
+
+CELL_COLUMNS = (
+    "strong",
+    "opponent",
+    "lambda",
+    "mu",
+    "threshold",
+    "strong_colour",
+    "games",
+    "wins",
+    "draws",
+    "losses",
+    "win_rate",
+    "wilson_lo",
+    "wilson_hi",
+    "mean_margin",
+    "mean_win_margin",
+    "win_margin_se",
+    "win_margins",
+)
+TABLE1_COLUMNS = (
+    "threshold",
+    "opponent",
+    "paper_opponent",
+    "strong_colour",
+    "lambda",
+    "mu",
+    "strong_nets",
+    "games",
+    "wins",
+    "win_rate",
+    "d_win_rate",
+    "p_win_rate",
+    "mark_win_rate",
+    "win_margins",
+    "score",
+    "score_se",
+    "d_score",
+    "p_score",
+    "mark_score",
+    "paper9x9_win_rate",
+    "paper9x9_d_win_rate",
+    "paper9x9_score",
+    "paper9x9_d_score",
+)
+
+
+# --------------------------------------------------------------------------
+# Agents, nets and player names.
+
+
+def parse_list(text: str, kind: Callable = float) -> list:
+    """A comma list (``"0,1,2"``) as values; "" is the empty list."""
+    return [kind(x) for x in text.split(",") if x.strip()]
+
+
+def parse_pairs(text: str) -> list[tuple[float, float]]:
+    """``"0.5:0,1:0.5"`` as [(λ, μ), ...]."""
+    pairs = []
+    for item in parse_list(text, str):
+        lam, sep, mu = item.partition(":")
+        if not sep:
+            raise ValueError(f"a variable agent is LAMBDA:MU, got {item!r}")
+        pairs.append((float(lam), float(mu)))
+    return pairs
+
+
+def parse_nets(text: str) -> list[tuple[str | None, str]]:
+    """``"[NAME=]SPEC,..."`` as (name or None, spec) pairs."""
+    nets = []
+    for item in parse_list(text, str):
+        name, sep, spec = item.strip().partition("=")
+        nets.append((name.strip(), spec.strip()) if sep else (None, item.strip()))
+    return nets
+
+
+def load_nets(
+    specs: Sequence[tuple[str | None, str]], *, board_size: int, visits: int, gumbel_scale: float = 1.0
+) -> list[players.Player]:
+    """The players of ``specs`` (from :func:`parse_nets`), each searching ``visits`` simulations, λ = μ = 0.
+
+    A net without a name is named after its zoo entry (``zoo:go7-S1`` →
+    ``go7-S1``), ``random`` for a random net, else ``gen<generation>``.
+    """
+    config = search.SearchConfig(num_simulations=int(visits), gumbel_scale=float(gumbel_scale))
+    out = []
+    for name, spec in specs:
+        if spec == "random":
+            player = players.random_player(board_size, name=name or "random", config=config)
+        else:
+            default = spec[4:] if spec.startswith("zoo:") else None
+            player = players.load_player(spec, board_size=board_size, name=name or default, config=config)
+        out.append(player)
+    return out
+
+
+def check_names(nets: Sequence[players.Player]) -> None:
+    """Raises ValueError if two nets share a name, or a name could not be told from an agent's."""
+    names = [p.name for p in nets]
+    for name in names:
+        if names.count(name) > 1:
+            raise ValueError(f"two nets are named {name!r}; name them with NAME=SPEC")
+        if "[" in name or name in (ITSELF, ALL):
+            raise ValueError(f"a net may not be named {name!r} (no '[', not {ITSELF!r} or {ALL!r})")
+
+
+def agents_fig5(lambdas: Iterable[float], mu_fractions: Iterable[float]) -> list[search.Agent]:
+    """Fig. 5's agents: λ in ``lambdas``, μ = f·λ for f in ``mu_fractions``, threshold 0."""
+    return [search.Agent(lam, f * lam) for lam in lambdas for f in mu_fractions]
+
+
+def agents_fig6(pairs: Iterable[tuple[float, float]], thresholds: Iterable[float]) -> list[search.Agent]:
+    """Fig. 6's variable agents: each (λ, μ) at threshold 0 and at each of ``thresholds``."""
+    levels = list(dict.fromkeys([0.0, *thresholds]))
+    return [search.Agent(lam, mu, t) for t in levels for lam, mu in pairs]
+
+
+def agent_name(net: str, agent: search.Agent) -> str:
+    """The strong side's name in the games table: ``net[l=λ,m=μ,t=threshold]``."""
+    return f"{net}[l={agent.lambda_:g},m={agent.mu:g},t={agent.threshold:g}]"
+
+
+_AGENT_NAME = re.compile(r"^(?P<net>[^\[]+)\[l=(?P<l>[^,\]]+),m=(?P<m>[^,\]]+),t=(?P<t>[^,\]]+)\]$")
+
+
+def parse_agent_name(name: str) -> tuple[str, search.Agent] | None:
+    """(net, agent) of a name made by :func:`agent_name`, or None for a plain net name."""
+    match = _AGENT_NAME.match(name)
+    if match is None:
+        return None
+    return match["net"], search.Agent(float(match["l"]), float(match["m"]), float(match["t"]))
+
+
+# --------------------------------------------------------------------------
+# Cells and matches.
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    """One cell: a strong net with one agent against one opponent (at λ = μ = 0).
+
+    Attributes:
+      strong: the strong net's name.
+      opponent: the opponent's name, or ``"itself"`` for the strong net's copy.
+      agent: the strong side's agent.
+    """
+
+    strong: str
+    opponent: str
+    agent: search.Agent
+
+    @property
+    def key(self) -> tuple[str, str, float, float, float]:
+        return (self.strong, self.opponent, self.agent.lambda_, self.agent.mu, self.agent.threshold)
+
+
+def plan_cells(
+    strong: Sequence[str],
+    weak: Sequence[str],
+    *,
+    figures: Iterable[str] = ("5", "6"),
+    fig5_agents: Sequence[search.Agent] = (),
+    fig6_agents: Sequence[search.Agent] = (),
+) -> list[Cell]:
+    """The cells of the figures, each once, in playing order (strong net, opponent, agent).
+
+    Fig. 5: every strong net against itself and every weak net, baseline and
+    ``fig5_agents``. Fig. 6: against itself and the last weak net, baseline
+    and ``fig6_agents``.
+    """
+    figures = set(figures)
+    baseline = search.Agent()
+    wanted: dict[tuple[str, str], list[search.Agent]] = {}
+    for s in strong:
+        opponents = [ITSELF, *weak]
+        if "5" in figures:
+            for opp in opponents:
+                wanted.setdefault((s, opp), []).extend([baseline, *fig5_agents])
+        if "6" in figures:
+            for opp in [ITSELF, *weak[-1:]]:
+                wanted.setdefault((s, opp), []).extend([baseline, *fig6_agents])
+    cells = []
+    for (s, opp), agents in wanted.items():
+        cells.extend(Cell(s, opp, a) for a in dict.fromkeys(agents))
+    return cells
+
+
+def cell_seed(seed: int, cell: Cell) -> int:
+    """The match seed of a cell: a hash of the run seed and the cell, so a cell's games do not depend on the others."""
+    return zlib.crc32(f"{seed}|{cell.key}".encode()) & 0x7FFFFFFF
+
+
+def play_cell(
+    strong: players.Player,
+    opponent: players.Player,
+    cell: Cell,
+    *,
+    games: int,
+    komi: float,
+    seed: int,
+    resign_threshold: float | None = None,
+    scorer: players.Player | None = None,
+    score_visits: int | None = 1000,
+    opening_moves: int = 0,
+    sgf_dir: str | None = None,
+    results_path: str | None = None,
+    log: Callable[[str], None] | None = None,
+) -> list[results.GameResult]:
+    """Plays one cell: ``games`` games, colours alternating, the strong side with ``cell.agent``.
+
+    Args:
+      strong: the strong net at λ = μ = 0 (its agent and name are set here).
+      opponent: the weak net, or ``strong`` itself for ``cell.opponent ==
+        "itself"`` (it keeps the plain name and λ = μ = 0).
+      cell: the cell.
+      games: games (even: half with each colour).
+      komi: Black's komi in every game.
+      seed: the run's seed (the match seed is :func:`cell_seed`).
+      resign_threshold, scorer, score_visits, opening_moves, sgf_dir,
+        results_path: as in :class:`saijax.arena.MatchSettings` and
+        :func:`saijax.arena.play_match`.
+      log: called with a line per game.
+
+    Returns:
+      The games' rows.
+    """
+    if games % 2:
+        raise ValueError(f"--games must be even (half the games with each colour), got {games}")
+    side_a = strong.with_agent(cell.agent).replace(name=agent_name(strong.name, cell.agent))
+    side_b = opponent.with_agent(search.Agent())
+    settings = arena.MatchSettings(
+        games=int(games),
+        komi=float(komi),
+        colours="alternate",
+        seed=cell_seed(seed, cell),
+        resign_threshold=resign_threshold,
+        score_visits=score_visits,
+        opening_moves=opening_moves,
+        sgf_dir=sgf_dir,
+        results_path=results_path,
+    )
+    return arena.play_match(side_a, side_b, settings, scorer=scorer, log=log)
+
+
+# --------------------------------------------------------------------------
+# Tables.
+
+
+class Outcome(NamedTuple):
+    """One game from the strong side's point of view."""
+
+    strong: str
+    opponent: str  # "itself" or the opponent's name
+    agent: search.Agent
+    colour: str  # the strong side's colour
+    result: int  # +1 win, 0 draw, -1 loss
+    margin: float  # the strong side's margin, komi included (NaN if unknown)
+
+
+def outcomes(games: Iterable[results.GameResult]) -> list[Outcome]:
+    """Each game of a score-targeting table, from the strong side (the player named ``net[l=..,m=..,t=..]``).
+
+    Raises:
+      ValueError: a game without such a player, or with two.
+    """
+    out = []
+    for g in games:
+        sides = [(colour, parse_agent_name(name)) for colour, name in (("black", g.black), ("white", g.white))]
+        agents = [(colour, parsed) for colour, parsed in sides if parsed is not None]
+        if len(agents) != 1:
+            raise ValueError(f"game {g.black} vs {g.white}: not a score-targeting game (one side net[l=,m=,t=])")
+        colour, (net, agent) = agents[0]
+        other = g.white if colour == "black" else g.black
+        winner = str(g.winner).lower()
+        result = 0 if winner == "draw" else (1 if winner == colour else -1)
+        margin = math.nan if g.margin is None else float(g.margin) * (1 if colour == "black" else -1)
+        out.append(Outcome(net, ITSELF if other == net else other, agent, colour, result, margin))
+    return out
+
+
+def _stats(group: Sequence[Outcome]) -> dict:
+    """Counts, win rate with its Wilson interval, margins and winning margins of some games."""
+    n = len(group)
+    wins = sum(o.result == 1 for o in group)
+    draws = sum(o.result == 0 for o in group)
+    margins = np.array([o.margin for o in group if math.isfinite(o.margin)], float)
+    win_margins = np.array([o.margin for o in group if o.result == 1 and math.isfinite(o.margin)], float)
+    lo, hi = results.wilson_interval(wins + 0.5 * draws, n)
+    return {
+        "games": n,
+        "wins": wins,
+        "draws": draws,
+        "losses": n - wins - draws,
+        "win_rate": (wins + 0.5 * draws) / n if n else math.nan,
+        "wilson_lo": lo,
+        "wilson_hi": hi,
+        "mean_margin": float(margins.mean()) if margins.size else math.nan,
+        "mean_win_margin": float(win_margins.mean()) if win_margins.size else math.nan,
+        "win_margin_se": float(win_margins.std(ddof=1) / math.sqrt(win_margins.size))
+        if win_margins.size > 1
+        else math.nan,
+        "win_margins": int(win_margins.size),
+        "_win_margins": win_margins,
+    }
+
+
+def _public(row: dict, columns: Sequence[str]) -> dict:
+    return {k: row[k] for k in columns}
+
+
+def _agent_order(agent: search.Agent) -> tuple[float, float, float]:
+    return (agent.threshold, agent.lambda_, agent.mu)
+
+
+def cell_rows(played: Sequence[Outcome]) -> list[dict]:
+    """cells.csv: per strong net (and ``all``), opponent, agent and colour (and ``both``); columns :data:`CELL_COLUMNS`.
+
+    Rows keep the winning margins themselves under ``_win_margins`` (not
+    written), for Table 1.
+    """
+    strong = list(dict.fromkeys(o.strong for o in played))
+    opponents = list(dict.fromkeys(o.opponent for o in played))
+    agents = sorted(dict.fromkeys(o.agent for o in played), key=_agent_order)
+    groups: dict[tuple, list[Outcome]] = {}
+    for o in played:
+        for s in (o.strong, ALL):
+            for colour in (o.colour, "both"):
+                groups.setdefault((s, o.opponent, o.agent, colour), []).append(o)
+    rows = []
+    for s in [*strong, ALL]:
+        for opp in opponents:
+            for agent in agents:
+                for colour in (*COLOURS, "both"):
+                    group = groups.get((s, opp, agent, colour))
+                    if group:
+                        rows.append(
+                            {
+                                "strong": s,
+                                "opponent": opp,
+                                "lambda": agent.lambda_,
+                                "mu": agent.mu,
+                                "threshold": agent.threshold,
+                                "strong_colour": colour,
+                                "_nets": len({o.strong for o in group}),
+                                **_stats(group),
+                            }
+                        )
+    return rows
+
+
+def significance_mark(p: float) -> str:
+    """The paper's marks: ``**`` for p < 0.001, ``*`` for p < 0.05."""
+    if not math.isfinite(p):
+        return ""
+    return "**" if p < 0.001 else ("*" if p < 0.05 else "")
+
+
+def table1_rows(cells: Sequence[dict]) -> list[dict]:
+    """Table 1 from the pooled rows of :func:`cell_rows`: every agent against λ = μ = 0.
+
+    One block per threshold and opponent (the thresholds in increasing
+    order; at threshold 0, only the opponents that Fig. 6 plays when it was
+    played at a higher threshold), rows by colour (White first) and agent,
+    the baseline first. Columns :data:`TABLE1_COLUMNS`; win rates and their
+    Δ in %, scores in points.
+    """
+    pooled = [r for r in cells if r["strong"] == ALL and r["strong_colour"] in COLOURS]
+    by_key = {(r["opponent"], r["strong_colour"], r["lambda"], r["mu"], r["threshold"]): r for r in pooled}
+    opponents = list(dict.fromkeys(r["opponent"] for r in pooled))
+    variable = [r for r in pooled if r["threshold"] > 0]
+    fig6_opponents = list(dict.fromkeys(r["opponent"] for r in variable))
+    weak6 = [o for o in fig6_opponents if o != ITSELF]
+    w3 = weak6[-1] if weak6 else ([o for o in opponents if o != ITSELF] or [None])[-1]
+    thresholds = sorted({r["threshold"] for r in pooled})
+    rows = []
+    for t in thresholds:
+        block_opponents = fig6_opponents if (t == 0 and variable) else opponents
+        for opp in block_opponents:
+            paper_opp = ITSELF if opp == ITSELF else ("W3" if opp == w3 else "")
+            for colour in COLOURS:
+                base = by_key.get((opp, colour, 0.0, 0.0, 0.0))
+                agents = sorted(
+                    {(r["lambda"], r["mu"]) for r in pooled if r["opponent"] == opp and r["threshold"] == t} - {(0, 0)}
+                )
+                if base is None or not agents:
+                    continue
+                for lam, mu in [(0.0, 0.0), *agents]:
+                    r = base if (lam, mu) == (0.0, 0.0) else by_key.get((opp, colour, lam, mu, t))
+                    if r is not None:
+                        rows.append(_table1_row(t, opp, paper_opp, colour, lam, mu, r, base))
+    return rows
+
+
+def _table1_row(t, opp, paper_opp, colour, lam, mu, r, base) -> dict:
+    import scipy.stats  # noqa: PLC0415
+
+    is_base = (lam, mu) == (0.0, 0.0)
+    p_win = p_score = math.nan
+    if not is_base:
+        successes = int(math.floor(r["wins"] + 0.5 * r["draws"]))
+        if r["games"] and math.isfinite(base["win_rate"]):
+            p_win = float(scipy.stats.binomtest(successes, r["games"], p=base["win_rate"], alternative="less").pvalue)
+        a, b = r["_win_margins"], base["_win_margins"]
+        if a.size > 1 and b.size > 1 and (a.var() > 0 or b.var() > 0):
+            p_score = float(scipy.stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue)
+    paper = PAPER_TABLE1.get((t, paper_opp, colour, lam, mu))
+    return {
+        "threshold": t,
+        "opponent": opp,
+        "paper_opponent": paper_opp,
+        "strong_colour": colour,
+        "lambda": lam,
+        "mu": mu,
+        "strong_nets": r["_nets"],
+        "games": r["games"],
+        "wins": r["wins"],
+        "win_rate": 100 * r["win_rate"],
+        "d_win_rate": math.nan if is_base else 100 * (r["win_rate"] - base["win_rate"]),
+        "p_win_rate": p_win,
+        "mark_win_rate": significance_mark(p_win),
+        "win_margins": r["win_margins"],
+        "score": r["mean_win_margin"],
+        "score_se": r["win_margin_se"],
+        "d_score": math.nan if is_base else r["mean_win_margin"] - base["mean_win_margin"],
+        "p_score": p_score,
+        "mark_score": significance_mark(p_score),
+        "paper9x9_win_rate": "" if paper is None else paper[0],
+        "paper9x9_d_win_rate": "" if paper is None else paper[1],
+        "paper9x9_score": "" if paper is None else paper[2],
+        "paper9x9_d_score": "" if paper is None else paper[3],
+    }
+
+
+def _num(x, fmt: str) -> str:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    return "-" if not math.isfinite(x) else format(x, fmt)
+
+
+def format_table1(rows: Sequence[dict]) -> str:
+    """Table 1 as text, one block per threshold and opponent, the paper's 9×9 numbers on the right."""
+    header = (
+        f"{'colour':6s} {'λ':>4s} {'μ':>5s} {'games':>5s} {'win %':>6s} {'Δ win':>9s} {'wins':>4s} "
+        f"{'score':>6s} {'±se':>5s} {'Δ score':>9s} | {'9×9 win %':>9s} {'Δ':>7s} {'score':>5s} {'Δ':>8s}"
+    )
+    lines = []
+    block = None
+    for r in rows:
+        t, opp = float(r["threshold"]), r["opponent"]
+        if (t, opp) != block:
+            block = (t, opp)
+            paper = r["paper_opponent"]
+            note = f"; 9×9 paper: {'itself' if paper == ITSELF else paper}" if paper else ""
+            lines += ["", f"Threshold={100 * t:g}%, opponent: {opp}{note}", header]
+        is_base = float(r["lambda"]) == 0 and float(r["mu"]) == 0
+        d_win = "-" if is_base else _num(r["d_win_rate"], "+.1f") + r["mark_win_rate"]
+        d_score = "-" if is_base else _num(r["d_score"], "+.1f") + r["mark_score"]
+        lines.append(
+            f"{r['strong_colour']:6s} {float(r['lambda']):4g} {float(r['mu']):5g} {int(r['games']):5d} "
+            f"{_num(r['win_rate'], '6.1f'):>6s} {d_win:>9s} {int(r['win_margins']):4d} "
+            f"{_num(r['score'], '6.1f'):>6s} {_num(r['score_se'], '5.1f'):>5s} {d_score:>9s} | "
+            f"{_num(r['paper9x9_win_rate'], '9.1f'):>9s} {r['paper9x9_d_win_rate']!s:>7s} "
+            f"{_num(r['paper9x9_score'], '5.1f'):>5s} {r['paper9x9_d_score']!s:>8s}"
+        )
+    lines.append(
+        "\nwin % and score (mean winning margin of the strong side) pooled over the strong nets; "
+        "Δ against λ = μ = 0 (same opponent and colour); * p < 0.05, ** p < 0.001 "
+        "(binomial test for a lower win rate, Welch t-test for a higher score). "
+        "Right: the paper's Table 1, 9×9 at komi 7.5, where it has the row."
+    )
+    return "\n".join(lines).lstrip("\n")
+
+
+def format_cells(rows: Sequence[dict], strong: str = ALL) -> str:
+    """cells.csv as text for one strong net (default the pooled rows), by opponent, agent and colour."""
+    lines = [
+        f"{'strong':>10s} {'opponent':>10s} {'λ':>4s} {'μ':>5s} {'thr':>4s} {'colour':>6s} {'games':>5s} "
+        f"{'win %':>6s} {'95% Wilson':>13s} {'win score':>9s} {'±se':>5s}"
+    ]
+    for r in rows:
+        if r["strong"] != strong:
+            continue
+        lines.append(
+            f"{r['strong']:>10s} {r['opponent']:>10s} {float(r['lambda']):4g} {float(r['mu']):5g} "
+            f"{float(r['threshold']):4g} {r['strong_colour']:>6s} {int(r['games']):5d} "
+            f"{100 * float(r['win_rate']):6.1f} [{100 * float(r['wilson_lo']):4.1f}, "
+            f"{100 * float(r['wilson_hi']):5.1f}] {_num(r['mean_win_margin'], '+9.1f'):>9s} "
+            f"{_num(r['win_margin_se'], '5.1f'):>5s}"
+        )
+    return "\n".join(lines)
+
+
+def write_csv(path: str, rows: Sequence[dict], columns: Sequence[str]) -> None:
+    """Writes ``rows`` (only ``columns``; floats to 4 decimals, NaN as empty)."""
+
+    def cell(v):
+        if isinstance(v, float):
+            return "" if not math.isfinite(v) else round(v, 4)
+        return v
+
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(columns))
+        writer.writeheader()
+        writer.writerows({k: cell(r[k]) for k in columns} for r in rows)
+
+
+class Tables(NamedTuple):
+    """The experiment's tables: cells.csv's rows and Table 1's (dicts, NaN where undefined)."""
+
+    cells: list[dict]
+    table1: list[dict]
+
+
+def analyse(games: Sequence[results.GameResult]) -> Tables:
+    """cells.csv's and table1.csv's rows from the games table."""
+    cells = cell_rows(outcomes(games))
+    return Tables(cells, table1_rows(cells))
+
+
+# --------------------------------------------------------------------------
+# Figures.
+
+_STYLE = {"white": dict(fmt="o-", color="tab:blue"), "black": dict(fmt="s--", color="k")}
+
+
+def _float_rows(rows: Sequence[dict]) -> list[dict]:
+    """Rows of :func:`cell_rows` or of cells.csv (strings), numbers as floats and "" as NaN."""
+    text = ("strong", "opponent", "strong_colour")
+    return [
+        {k: (float(v) if v != "" else math.nan) if isinstance(v, str) and k not in text else v for k, v in r.items()}
+        for r in rows
+    ]
+
+
+def _select(rows, **where):
+    return [r for r in rows if all(r[k] == v for k, v in where.items())]
+
+
+def _panels(ax_score, ax_win, x, sel, offset, label, style, faint=False):
+    """Draws winning score ± se (upper panel) and win rate with Wilson interval (lower) of ``sel`` at ``x``."""
+    x = np.asarray(x, float) + offset
+    win = np.array([r["win_rate"] for r in sel], float)
+    score = np.array([r["mean_win_margin"] for r in sel], float)
+    if faint:
+        ax_score.plot(x, score, style["fmt"][0], color=style["color"], alpha=0.3, ms=3)
+        ax_win.plot(x, win, style["fmt"][0], color=style["color"], alpha=0.3, ms=3)
+        return
+    se = np.array([r["win_margin_se"] for r in sel], float)
+    lo = np.array([r["wilson_lo"] for r in sel], float)
+    hi = np.array([r["wilson_hi"] for r in sel], float)
+    kw = dict(capsize=3, ms=4, label=label, color=style["color"])
+    ax_score.errorbar(x, score, yerr=np.nan_to_num(se), fmt=style["fmt"], **kw)
+    ax_win.errorbar(x, win, yerr=[win - lo, hi - win], fmt=style["fmt"], **kw)
+
+
+def plot_fig5(cells: Sequence[dict], title: str = ""):
+    """Fig. 5: winning score (upper) and win rate (lower) against the agent, one column per opponent.
+
+    Threshold-0 cells; solid White and dashed Black, pooled over the strong
+    nets with 95% intervals (se for the score, Wilson for the win rate);
+    each strong net's own values are the faint points. Returns the Figure.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    rows = [r for r in _float_rows(cells) if r["threshold"] == 0 and r["strong_colour"] in COLOURS]
+    opponents = list(dict.fromkeys(r["opponent"] for r in rows))
+    agents = sorted({(r["lambda"], r["mu"]) for r in rows})
+    strong = [s for s in dict.fromkeys(r["strong"] for r in rows) if s != ALL]
+    x = {a: i for i, a in enumerate(agents)}
+    ncols = max(1, len(opponents))
+    fig, axes = plt.subplots(
+        2, ncols, figsize=(ncols * max(2.8, 0.45 * len(agents)) + 1.2, 6.4), squeeze=False, sharex=True, sharey="row"
+    )
+    for j, opp in enumerate(opponents):
+        top, bottom = axes[0, j], axes[1, j]
+        for k, colour in enumerate(COLOURS):
+            offset = 0.08 * (k - 0.5)
+            for s in strong if len(strong) > 1 else []:
+                sel = sorted(
+                    _select(rows, strong=s, opponent=opp, strong_colour=colour), key=lambda r: x[(r["lambda"], r["mu"])]
+                )
+                _panels(top, bottom, [x[(r["lambda"], r["mu"])] for r in sel], sel, offset, None, _STYLE[colour], True)
+            sel = sorted(
+                _select(rows, strong=ALL, opponent=opp, strong_colour=colour), key=lambda r: x[(r["lambda"], r["mu"])]
+            )
+            _panels(top, bottom, [x[(r["lambda"], r["mu"])] for r in sel], sel, offset, f"as {colour}", _STYLE[colour])
+        top.set_title(f"vs {opp}")
+        bottom.set_ylim(-0.03, 1.03)
+        bottom.axhline(0.5, color="0.7", lw=0.8, ls=":")
+        bottom.set_xticks(range(len(agents)))
+        bottom.set_xticklabels([f"{lam:g}\n{mu:g}" for lam, mu in agents], fontsize=8)
+        bottom.set_xlabel("λ over μ")
+    axes[0, 0].set_ylabel("mean winning score (± se)")
+    axes[1, 0].set_ylabel("win rate (95% Wilson)")
+    axes[0, -1].legend(fontsize=8)
+    fig.suptitle(title or "Fig. 5: the λ/μ agents\n(pooled over the strong nets; faint: each net)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_fig6(cells: Sequence[dict], title: str = ""):
+    """Fig. 6: winning score (upper) and win rate (lower) against the threshold, per opponent and colour.
+
+    One line per variable agent (λ, μ) at thresholds 0 and above, pooled
+    over the strong nets with 95% intervals; λ = μ = 0 dotted. Only the
+    opponents and agents played at a threshold above 0. Returns the Figure.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    rows = [r for r in _float_rows(cells) if r["strong"] == ALL and r["strong_colour"] in COLOURS]
+    variable = [r for r in rows if r["threshold"] > 0]
+    opponents = list(dict.fromkeys(r["opponent"] for r in variable))
+    agents = sorted({(r["lambda"], r["mu"]) for r in variable})
+    thresholds = sorted({r["threshold"] for r in rows if (r["lambda"], r["mu"]) in agents})
+    columns = [(opp, colour) for opp in opponents for colour in COLOURS]
+    fig, axes = plt.subplots(
+        2, max(1, len(columns)), figsize=(3.2 * max(1, len(columns)) + 1, 6.2), squeeze=False, sharex=True, sharey="row"
+    )
+    cmap = plt.get_cmap("tab10")
+    for j, (opp, colour) in enumerate(columns):
+        top, bottom = axes[0, j], axes[1, j]
+        for k, (lam, mu) in enumerate(agents):
+            sel = sorted(
+                _select(rows, opponent=opp, strong_colour=colour, **{"lambda": lam, "mu": mu}),
+                key=lambda r: r["threshold"],
+            )
+            sel = [r for r in sel if r["threshold"] in thresholds]
+            style = dict(fmt="o-", color=cmap(k + 1))
+            _panels(
+                top,
+                bottom,
+                [100 * r["threshold"] for r in sel],
+                sel,
+                0.6 * (k - (len(agents) - 1) / 2),
+                f"λ={lam:g}, μ={mu:g}",
+                style,
+            )
+        base = _select(rows, opponent=opp, strong_colour=colour, threshold=0.0, **{"lambda": 0.0, "mu": 0.0})
+        if base:
+            if math.isfinite(base[0]["mean_win_margin"]):
+                top.axhline(base[0]["mean_win_margin"], color=cmap(0), ls=":", label="λ = μ = 0")
+            bottom.axhline(base[0]["win_rate"], color=cmap(0), ls=":", label="λ = μ = 0")
+        top.set_title(f"vs {opp}, strong net as {colour}", fontsize=10)
+        bottom.set_ylim(-0.03, 1.03)
+        bottom.set_xticks([100 * t for t in thresholds])
+        bottom.set_xlabel("threshold (%)")
+    axes[0, 0].set_ylabel("mean winning score (± se)")
+    axes[1, 0].set_ylabel("win rate (95% Wilson)")
+    axes[0, -1].legend(fontsize=8)
+    fig.suptitle(title or "Fig. 6: the variable agent (pooled over the strong nets)")
+    fig.tight_layout()
+    return fig
+
+
+def draw(outdir: str, cells: Sequence[dict]) -> list[str]:
+    """Writes the PNGs of the figures that ``cells`` has data for; returns their paths."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    paths = []
+    has_fig6 = any(float(r["threshold"]) > 0 for r in cells)
+    for plot, png, wanted in (
+        (plot_fig5, "fig5_score_targeting.png", bool(cells)),
+        (plot_fig6, "fig6_variable_agent.png", has_fig6),
+    ):
+        if wanted:
+            fig = plot(cells)
+            path = os.path.join(outdir, png)
+            fig.savefig(path, dpi=120)
+            plt.close(fig)
+            paths.append(path)
+    return paths
+
+
+# --------------------------------------------------------------------------
+# The experiment.
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    p.add_argument("--strong", default=STRONG, help="strong nets: comma list of [NAME=]SPEC")
+    p.add_argument("--weak", default=WEAK, help="weak nets, strongest first (the last, W3, plays Fig. 6)")
+    p.add_argument("--board_size", type=int, default=7)
+    p.add_argument("--komi", type=float, default=None, help="Black's komi, the even game's (7x7: 9.5)")
+    p.add_argument("--games", type=int, default=100, help="games per cell, even (the paper: 400)")
+    p.add_argument("--visits", type=int, default=64, help="simulations per move, every net (the paper: 1,000)")
+    p.add_argument("--gumbel_scale", type=float, default=1.0, help="search noise (0: deterministic)")
+    p.add_argument("--figures", default="5,6", help="which figures' cells to play")
+    p.add_argument("--lambdas", default="0.5,1", help="Fig. 5's λ values")
+    p.add_argument("--mu_fractions", default="0,0.5,0.75,1", help="Fig. 5's μ as fractions of λ")
+    p.add_argument("--variable_agents", default="0.5:0,1:0,1:0.5", help="Fig. 6's agents, LAMBDA:MU")
+    p.add_argument("--thresholds", default="0.5,0.7", help="Fig. 6's thresholds besides 0")
+    p.add_argument(
+        "--resign_threshold",
+        type=float,
+        default=None,
+        help="resign below this agent value; unset, games are played out",
+    )
+    p.add_argument(
+        "--scorer", default=None, help="[NAME=]SPEC scoring resigned games at λ = μ = 0; unset, the first strong net"
+    )
+    p.add_argument("--score_visits", type=int, default=1000, help="the scorer's search at a resignation")
+    p.add_argument("--opening_moves", type=int, default=0, help="random opening moves per game pair")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--outdir", default="runs/score_targeting")
+    p.add_argument("--sgf", action="store_true", help="write every game's SGF to <outdir>/sgf")
+    p.add_argument("--resume", action="store_true", help="keep the complete cells of <outdir>/games.csv")
+    p.add_argument("--plot_only", action="store_true", help="rebuild tables and PNGs from <outdir>/games.csv")
+    p.add_argument("--verbose", action="store_true", help="a line per game")
+    args = p.parse_args(argv)
+    if args.komi is None:
+        if args.board_size != 7 and not args.plot_only:
+            p.error(f"--komi has a default for 7x7 only; give it for {args.board_size}x{args.board_size}")
+        args.komi = EVEN_KOMI
+    if args.games < 2 or args.games % 2:
+        p.error(f"--games must be even and >= 2 (half the games with each colour), got {args.games}")
+    return args
+
+
+def _keep_complete(path: str, games: int) -> set[tuple]:
+    """Rewrites ``path`` keeping only the cells with ``games`` games; returns those cells' keys."""
+    if not os.path.exists(path):
+        return set()
+    rows = results.read_results(path)
+    played = outcomes(rows)
+    counts: dict[tuple, int] = {}
+    for o in played:
+        key = (o.strong, o.opponent, o.agent.lambda_, o.agent.mu, o.agent.threshold)
+        counts[key] = counts.get(key, 0) + 1
+    done = {k for k, n in counts.items() if n >= games}
+    kept = [
+        g
+        for g, o in zip(rows, played)
+        if (o.strong, o.opponent, o.agent.lambda_, o.agent.mu, o.agent.threshold) in done
+    ]
+    os.remove(path)
+    results.append_results(path, kept)
+    return done
+
+
+def run(args: argparse.Namespace) -> Tables:
+    """Plays the cells, writes games.csv, cells.csv, table1.csv and the PNGs; returns the tables."""
+    nets = dict(board_size=args.board_size, visits=args.visits, gumbel_scale=args.gumbel_scale)
+    strong = load_nets(parse_nets(args.strong), **nets)
+    weak = load_nets(parse_nets(args.weak), **nets)
+    if not strong:
+        raise ValueError("need at least one strong net")
+    check_names([*strong, *weak])
+    figures = set(parse_list(args.figures, str))
+    if not figures <= {"5", "6"}:
+        raise ValueError(f"--figures takes 5 and 6, got {args.figures!r}")
+    fig5 = agents_fig5(parse_list(args.lambdas), parse_list(args.mu_fractions))
+    fig6 = agents_fig6(parse_pairs(args.variable_agents), parse_list(args.thresholds))
+    cells = plan_cells(
+        [s.name for s in strong], [w.name for w in weak], figures=figures, fig5_agents=fig5, fig6_agents=fig6
+    )
+    scorer = None
+    if args.resign_threshold is not None:
+        spec = parse_nets(args.scorer)[0] if args.scorer else (None, parse_nets(args.strong)[0][1])
+        scorer = load_nets([(spec[0] or "scorer", spec[1])], **nets)[0]
+    os.makedirs(args.outdir, exist_ok=True)
+    games_path = os.path.join(args.outdir, "games.csv")
+    done = _keep_complete(games_path, args.games) if args.resume else set()
+    if not args.resume and os.path.exists(games_path):
+        os.remove(games_path)
+    by_name = {p.name: p for p in [*strong, *weak]}
+    log = (lambda line: print(line, flush=True)) if args.verbose else None
+    t0 = time.time()
+    todo = [c for c in cells if c.key not in done]
+    print(f"{len(cells)} cells of {args.games} games ({len(cells) - len(todo)} already played)", flush=True)
+    for k, cell in enumerate(todo):
+        t = time.time()
+        s = by_name[cell.strong]
+        opponent = s if cell.opponent == ITSELF else by_name[cell.opponent]
+        new = play_cell(
+            s,
+            opponent,
+            cell,
+            games=args.games,
+            komi=args.komi,
+            seed=args.seed,
+            resign_threshold=args.resign_threshold,
+            scorer=scorer,
+            score_visits=args.score_visits,
+            opening_moves=args.opening_moves,
+            sgf_dir=os.path.join(args.outdir, "sgf") if args.sgf else None,
+            results_path=games_path,
+            log=log,
+        )
+        st = _stats(outcomes(new))
+        a = cell.agent
+        print(
+            f"[{k + 1}/{len(todo)}] {cell.strong} l={a.lambda_:g} m={a.mu:g} t={a.threshold:g} vs {cell.opponent}: "
+            f"wins {100 * st['win_rate']:.0f}%, winning score {_num(st['mean_win_margin'], '+.1f')}, "
+            f"{time.time() - t:.0f}s",
+            flush=True,
+        )
+    tables = write_tables(args.outdir)
+    print(f"{len(todo) * args.games} games in {time.time() - t0:.0f}s; wrote {args.outdir}", flush=True)
+    return tables
+
+
+def write_tables(outdir: str) -> Tables:
+    """Reads ``<outdir>/games.csv`` and writes cells.csv, table1.csv and the PNGs; returns the tables."""
+    games = results.read_results(os.path.join(outdir, "games.csv"))
+    if not games:
+        raise ValueError(f"{outdir}/games.csv has no games")
+    tables = analyse(games)
+    write_csv(os.path.join(outdir, "cells.csv"), tables.cells, CELL_COLUMNS)
+    write_csv(os.path.join(outdir, "table1.csv"), tables.table1, TABLE1_COLUMNS)
+    draw(outdir, tables.cells)
+    return tables
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    try:
+        if args.plot_only:
+            tables = write_tables(args.outdir)
+        else:
+            tables = run(args)
+    except (ValueError, OSError) as e:
+        print(f"score_targeting: error: {e}", file=sys.stderr)
+        return 2
+    print("\nCells (pooled over the strong nets):")
+    print(format_cells(tables.cells))
+    print("\nTable 1:")
+    print(format_table1(tables.table1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
