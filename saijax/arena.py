@@ -576,12 +576,12 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="python -m saijax.arena",
         description="Play a network against another network or a GTP engine; print a report.",
     )
-    p.add_argument("--player", required=True, help="'random' or a checkpoint (workdir or step directory)")
+    p.add_argument("--player", required=True, help="'random', a checkpoint (workdir or step directory) or zoo:<name>")
     p.add_argument(
         "--opponent",
         required=True,
         help=(
-            "'random' (random net), 'uniform' (uniformly random legal moves), a checkpoint, "
+            "'random' (random net), 'uniform' (uniformly random legal moves), a checkpoint, zoo:<name>, "
             "'gnugo:LEVEL' or 'gtp:<command>'"
         ),
     )

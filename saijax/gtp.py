@@ -1068,7 +1068,9 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         description="GTP v2 engine for saijax networks (Sabaki, Lizzie, GoGui).",
     )
     parser.add_argument(
-        "--checkpoint", default=None, help="workdir, its checkpoints dir, or a generation dir; omit for a random net"
+        "--checkpoint",
+        default=None,
+        help="workdir, its checkpoints dir, a generation dir, or zoo:<name>; omit for a random net",
     )
     parser.add_argument(
         "--board_size",
