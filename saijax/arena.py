@@ -74,7 +74,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saijax import cli, go, players, results, search, sgf
+from saijax import cli, control, go, players, results, search, sgf
 
 __all__ = [
     "MatchSettings",
@@ -449,6 +449,9 @@ def play_match(
         )
     if scorer is not None and scorer.board_size != side_a.board_size:
         raise ValueError(f"the scorer {scorer.name!r} plays on {scorer.board_size}x{scorer.board_size}")
+    for side in (side_a, side_b):
+        if side.control is not None:
+            side.control.check_search(side.config, side.name)
     rules = settings.rules(side_a.board_size)
     games = settings.games
     threshold, resign_after = settings.resign_rule(rules)
@@ -536,9 +539,14 @@ def play_match(
             keys = game_keys(base, game_ids, jnp.int32(2 * ply))
             fn = search_fn(mover.evaluator, rules, mover.config)
             out = fn(mover.variables, keys, st, mover.agent.params())
-            new, resigned = advance(st, out.action, out.best_value, jnp.float32(threshold), jnp.int32(resign_after))
+            action = out.action
+            if mover.control is not None:
+                # Position control picks the move from the search's output.
+                last = control.last_opponent_moves(moves[idx], ply, mover.control.opponent_moves)
+                action = control.select_fn(mover.control)(out, st, jnp.asarray(last), keys)
+            new, resigned = advance(st, action, out.best_value, jnp.float32(threshold), jnp.int32(resign_after))
             action, alpha, beta, child_q, visits, resigned = jax.device_get(
-                (out.action, out.root_alpha, out.root_beta, out.child_q, out.visit_counts, resigned)
+                (action, out.root_alpha, out.root_beta, out.child_q, out.visit_counts, resigned)
             )
             moved = active & ~resigned
             rows = idx[moved]

@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 
 from saijax import checkpoints, go, networks, search
+from saijax import control as control_lib
 
 __all__ = ["Player", "load_player", "random_player", "uniform_player"]
 
@@ -73,6 +74,8 @@ class Player:
       net: the flax network behind ``evaluator``, or None.
       description: one line saying where the player came from.
       generation: the checkpoint's generation, or None.
+      control: a position-control method (:class:`saijax.control.ControlConfig`)
+        that picks the move from the search's output; None plays the search's own move.
     """
 
     name: str
@@ -84,6 +87,7 @@ class Player:
     net: networks.SaiNet | None = None
     description: str = ""
     generation: int | None = None
+    control: control_lib.ControlConfig | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
@@ -168,9 +172,10 @@ class Player:
     def describe(self) -> str:
         """One line: name, search and agent."""
         cfg, ag = self.config, self.agent
+        control = "" if self.control is None else f", position control {self.control.method}"
         return (
             f"{self.name}: {cfg.algorithm} {cfg.num_simulations} visits, "
-            f"lambda={ag.lambda_:g} mu={ag.mu:g} threshold={ag.threshold:g}"
+            f"lambda={ag.lambda_:g} mu={ag.mu:g} threshold={ag.threshold:g}{control}"
         )
 
 
