@@ -122,6 +122,7 @@ if __package__ in (None, ""):
     # Run as a script from a checkout: make `saijax` importable without install.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from experiments.nets import load_nets, parse_list, parse_nets  # noqa: E402
 from saijax import arena, players, results, search  # pylint: disable=g-import-not-at-top
 
 # 7×7 defaults (module docstring, "From 9×9 to 7×7").
@@ -232,11 +233,6 @@ TABLE1_COLUMNS = (
 # Agents, nets and player names.
 
 
-def parse_list(text: str, kind: Callable = float) -> list:
-    """A comma list (``"0,1,2"``) as values; "" is the empty list."""
-    return [kind(x) for x in text.split(",") if x.strip()]
-
-
 def parse_pairs(text: str) -> list[tuple[float, float]]:
     """``"0.5:0,1:0.5"`` as [(λ, μ), ...]."""
     pairs = []
@@ -246,35 +242,6 @@ def parse_pairs(text: str) -> list[tuple[float, float]]:
             raise ValueError(f"a variable agent is LAMBDA:MU, got {item!r}")
         pairs.append((float(lam), float(mu)))
     return pairs
-
-
-def parse_nets(text: str) -> list[tuple[str | None, str]]:
-    """``"[NAME=]SPEC,..."`` as (name or None, spec) pairs."""
-    nets = []
-    for item in parse_list(text, str):
-        name, sep, spec = item.strip().partition("=")
-        nets.append((name.strip(), spec.strip()) if sep else (None, item.strip()))
-    return nets
-
-
-def load_nets(
-    specs: Sequence[tuple[str | None, str]], *, board_size: int, visits: int, gumbel_scale: float = 1.0
-) -> list[players.Player]:
-    """The players of ``specs`` (from :func:`parse_nets`), each searching ``visits`` simulations, λ = μ = 0.
-
-    A net without a name is named after its zoo entry (``zoo:go7-S1`` →
-    ``go7-S1``), ``random`` for a random net, else ``gen<generation>``.
-    """
-    config = search.SearchConfig(num_simulations=int(visits), gumbel_scale=float(gumbel_scale))
-    out = []
-    for name, spec in specs:
-        if spec == "random":
-            player = players.random_player(board_size, name=name or "random", config=config)
-        else:
-            default = spec[4:] if spec.startswith("zoo:") else None
-            player = players.load_player(spec, board_size=board_size, name=name or default, config=config)
-        out.append(player)
-    return out
 
 
 def check_names(nets: Sequence[players.Player]) -> None:
