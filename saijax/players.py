@@ -218,7 +218,7 @@ def uniform_player(board_size: int, name: str = "uniform") -> Player:
     says "even" (α = 0), so it never resigns.
     """
     rules = go.GoRules(board_size)
-    config = search.SearchConfig(num_simulations=1, max_num_considered_actions=rules.num_actions, pv_length=0)
+    config = search.SearchConfig(num_simulations=1, max_num_considered_actions=rules.num_actions)
     return Player(
         name=name,
         evaluator=_uniform_evaluate,

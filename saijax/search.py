@@ -102,7 +102,8 @@ class SearchConfig:
         fpu_reduction·sqrt(prior mass of the visited children).
       beta_terminal: β used for terminal positions.
       value_mode: "sigmoid" (SAI, and the winrate baseline) or "score" (LZS).
-      pv_length: length of the principal variations returned (0: none).
+      pv_length: length of the principal variations returned (0: none, the
+        default: only analysis reads them, e.g. GTP asks for 32).
 
     The λ/μ agent is not a search setting: it is an :class:`Agent`, passed to
     each search as traced values, so changing it never recompiles.
@@ -119,7 +120,7 @@ class SearchConfig:
     fpu_reduction: float = 0.25
     beta_terminal: float = 10.0
     value_mode: str = "sigmoid"
-    pv_length: int = 16
+    pv_length: int = 0
 
     def __post_init__(self):
         if self.algorithm not in ALGORITHMS:

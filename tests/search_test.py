@@ -232,7 +232,7 @@ def tiny_net():
 
 def test_network_search_shapes_and_no_retrace(tiny_net):
     net, variables = tiny_net
-    cfg = search.SearchConfig(num_simulations=16)
+    cfg = search.SearchConfig(num_simulations=16, pv_length=16)
     ev = search.make_network_evaluator(net, R5)
 
     @jax.jit
@@ -257,7 +257,9 @@ def test_network_search_shapes_and_no_retrace(tiny_net):
 def test_player_search_summary_and_agent(tiny_net):
     """The one player type: a searched move, its root moves and PVs, a validated agent."""
     net, variables = tiny_net
-    player = players.Player.from_network("p", net, variables, config=search.SearchConfig(num_simulations=8))
+    player = players.Player.from_network(
+        "p", net, variables, config=search.SearchConfig(num_simulations=8, pv_length=16)
+    )
     s = go.init(R5, 0.5)
     fn = search.make_search_fn(player.evaluator, R5, player.config)
     states = jax.tree_util.tree_map(lambda x: x[None], s)
