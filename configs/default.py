@@ -178,4 +178,19 @@ def get_config() -> ml_collections.ConfigDict:
     # first moves of each colour pair are random instead, so games differ.
     config.gating.opening_moves = 4
 
+    # --- Offline playing styles (docs/design.md §8, saijax.styles). Every
+    # Tromp–Taylor margin of the run (outcomes, α targets, fair komi, terminal
+    # leaves) weights edge points (lines 1..round(3N/13)) by 1 − b and centre
+    # points (beyond the next line) by 1 + b: b > 0 trains a centre-oriented
+    # net, b < 0 an edge/corner-oriented one (the paper's ±0.2); 0 is Go.
+    config.style = ml_collections.ConfigDict()
+    config.style.centre_bonus = 0.0
+
+    # Start generation 0 from this net instead of a random one: a checkpoint
+    # path (workdir, checkpoints dir or step dir) or "zoo:<name>". Its shape,
+    # board size and value head must match the config's generation-0 net.
+    # Empty: random initialisation. Ignored when the workdir already has a
+    # checkpoint (resume).
+    config.init_checkpoint = ""
+
     return config

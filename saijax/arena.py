@@ -74,7 +74,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saijax import cli, control, go, players, results, search, sgf
+from saijax import cli, control, go, players, results, search, sgf, styles
 
 __all__ = [
     "MatchSettings",
@@ -418,6 +418,38 @@ def _initial_states(rules: go.GoRules, settings: MatchSettings, idx: np.ndarray)
     return jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs), *parts)
 
 
+def choose_moves(player: players.Player, rules: go.GoRules, states: go.GoState, keys, history, ply: int):
+    """The player's search of a batch of positions and the move it plays in each.
+
+    The search's own move, unless the player has position control (the
+    method picks among the searched moves) or the mixed style (the biased
+    net searches the same positions; its move is played where acceptable).
+
+    Args:
+      player: the player to move in every game of the batch.
+      rules: the match's rules.
+      states: the positions [B].
+      keys: one search key per game [B, 2].
+      history: [B, T] the games' actions so far (−1 where none), for the
+        opponent's last moves (Method B and C).
+      ply: the ply about to be played.
+
+    Returns:
+      (the player's :class:`saijax.search.SearchOutput`, int32 [B] actions).
+    """
+    out = search_fn(player.evaluator, rules, player.config)(player.variables, keys, states, player.agent.params())
+    action = out.action
+    if player.control is not None:
+        last = control.last_opponent_moves(np.asarray(history), ply, player.control.opponent_moves)
+        action = control.select_fn(player.control)(out, states, jnp.asarray(last), keys)
+    elif player.mixed is not None:
+        biased = player.mixed.biased
+        fn = search_fn(biased.evaluator, rules, biased.config)
+        biased_out = fn(biased.variables, keys, states, player.agent.params())
+        action = styles.mixed_select_fn(player.mixed.w_diff, player.mixed.p_th)(out, biased_out)
+    return out, action
+
+
 def play_match(
     side_a: players.Player,
     side_b: players.Player,
@@ -537,13 +569,7 @@ def play_match(
             # A moves when its colour is to move.
             mover = side_a if (colour == 1) == bool(a_black[idx[0]]) else side_b
             keys = game_keys(base, game_ids, jnp.int32(2 * ply))
-            fn = search_fn(mover.evaluator, rules, mover.config)
-            out = fn(mover.variables, keys, st, mover.agent.params())
-            action = out.action
-            if mover.control is not None:
-                # Position control picks the move from the search's output.
-                last = control.last_opponent_moves(moves[idx], ply, mover.control.opponent_moves)
-                action = control.select_fn(mover.control)(out, st, jnp.asarray(last), keys)
+            out, action = choose_moves(mover, rules, st, keys, moves[idx], ply)
             new, resigned = advance(st, action, out.best_value, jnp.float32(threshold), jnp.int32(resign_after))
             action, alpha, beta, child_q, visits, resigned = jax.device_get(
                 (action, out.root_alpha, out.root_beta, out.child_q, out.visit_counts, resigned)

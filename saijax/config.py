@@ -287,6 +287,14 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     _float(config, "gating.threshold", 0.0, 1.0)
     _int(config, "gating.opening_moves", 0)
 
+    # Offline styles and the starting net.
+    bonus = _float(config, "style.centre_bonus")
+    if not -1.0 < bonus < 1.0:
+        raise ValueError(f"style.centre_bonus must be in (-1, 1) (edge points count 1 - b), got {bonus!r}")
+    init = _get(config, "init_checkpoint")
+    if not isinstance(init, str):
+        raise ValueError(f"init_checkpoint must be a path or 'zoo:<name>' (empty: random), got {init!r}")
+
 
 def _check_lr_schedule(config, lr_schedule: str) -> None:
     boundaries = _get(config, "training.lr_boundaries")

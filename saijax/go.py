@@ -80,10 +80,16 @@ class GoRules:
       size: board size N, 2..19.
       max_moves: move cap (passes included); default 2·N². When the cap is
         reached the game ends and is scored as it stands.
+      point_weights: None (standard Go: every point counts 1), or N² finite
+        per-point weights that :func:`area_score` (hence :func:`outcome`,
+        self-play's outcomes and α targets, and the search's terminal
+        leaves) uses in place of 1: the offline playing styles
+        (:mod:`saijax.styles`) train nets on such weighted scores.
     """
 
     size: int
     max_moves: int | None = None
+    point_weights: tuple[float, ...] | None = None
 
     def __post_init__(self):
         if not isinstance(self.size, (int, np.integer)) or isinstance(self.size, bool):
@@ -97,6 +103,14 @@ class GoRules:
             raise ValueError(f"max_moves must be >= 1, got max_moves={self.max_moves}")
         else:
             object.__setattr__(self, "max_moves", int(self.max_moves))
+        if self.point_weights is not None:
+            weights = tuple(float(w) for w in np.asarray(self.point_weights, np.float64).reshape(-1))
+            if len(weights) != self.size * self.size or not all(math.isfinite(w) for w in weights):
+                raise ValueError(
+                    f"point_weights must be {self.size * self.size} finite numbers for a "
+                    f"{self.size}x{self.size} board, got {len(weights)} values"
+                )
+            object.__setattr__(self, "point_weights", weights)
 
     @property
     def num_points(self) -> int:
@@ -586,12 +600,15 @@ def area_score(rules: GoRules, state: GoState, weights=None):
 
     Args:
       weights: optional float[P] per-point weights (playing-style experiments
-        score territory with weights); None counts every point as 1.
+        score territory with weights); None uses ``rules.point_weights``,
+        which is None (every point counts 1) in standard Go.
 
     Returns:
       float32 scalar.
     """
     own = ownership(rules, state).astype(jnp.float32)
+    if weights is None:
+        weights = rules.point_weights
     if weights is None:
         return jnp.sum(own)
     return jnp.sum(own * jnp.asarray(weights, jnp.float32))

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from saijax import checkpoints, go, networks, replay, search, selfplay, sgf, training
+from saijax import checkpoints, go, networks, players, replay, search, selfplay, sgf, styles, training
 from saijax import config as config_lib
 
 __all__ = ["train_and_evaluate", "search_config", "selfplay_agent", "selfplay_config", "MetricsWriter"]
@@ -211,6 +211,26 @@ def _resume_spec(config, meta: dict[str, Any], step_dir: str) -> networks.Networ
     return stored
 
 
+def _initial_variables(config, spec: networks.NetworkSpec, log) -> dict[str, Any] | None:
+    """The net that generation 0 starts from (``config.init_checkpoint``), or None (random)."""
+    source = config.init_checkpoint
+    if not source:
+        return None
+    try:
+        player = players.load_player(source)
+    except (FileNotFoundError, checkpoints.CheckpointError, ValueError) as e:
+        raise ValueError(f"init_checkpoint={source!r}: {e}") from None
+    have = player.net.spec
+    if have != spec:
+        raise ValueError(
+            f"init_checkpoint={source!r} is a {have.blocks}x{have.filters} {have.value_head} net for "
+            f"{have.board_size}x{have.board_size}, but the config's generation-0 net is "
+            f"{spec.blocks}x{spec.filters} {spec.value_head} for {spec.board_size}x{spec.board_size}"
+        )
+    log(f"starting from {source} ({player.description})")
+    return player.variables
+
+
 def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print) -> dict[str, Any]:
     """Runs (or resumes) a whole training run. Returns a final summary dict."""
     config_lib.validate(config)
@@ -222,7 +242,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
         f.write(config.to_json_best_effort(indent=2))
 
     n = config.board_size
-    rules = go.GoRules(n, config_lib.effective_max_moves(config))
+    rules = styles.style_rules(go.GoRules(n, config_lib.effective_max_moves(config)), config.style.centre_bonus)
     mesh = training.make_mesh()
     sp_cfg = selfplay_config(config)
     buffer = replay.ReplayBuffer(os.path.join(workdir, "replay"), n)
@@ -238,7 +258,11 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             start = 0
             built = _build(training.network_spec(config, 0), config, rules, mesh)
             state = training.create_train_state(
-                built.net, built.optimizer, jax.random.fold_in(base_key, 10**6), mesh=mesh
+                built.net,
+                built.optimizer,
+                jax.random.fold_in(base_key, 10**6),
+                mesh=mesh,
+                variables=_initial_variables(config, built.spec, log),
             )
             selfplay_variables = None
         else:

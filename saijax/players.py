@@ -76,6 +76,10 @@ class Player:
       generation: the checkpoint's generation, or None.
       control: a position-control method (:class:`saijax.control.ControlConfig`)
         that picks the move from the search's output; None plays the search's own move.
+      mixed: the mixed playing style (:class:`saijax.styles.MixedStyle`): a
+        biased net searches the same positions and its move is played when
+        this player's search finds it acceptable; None plays normally.
+        An online style is a search setting instead (``config.root_prior``).
     """
 
     name: str
@@ -88,6 +92,7 @@ class Player:
     description: str = ""
     generation: int | None = None
     control: control_lib.ControlConfig | None = None
+    mixed: Any = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
@@ -96,6 +101,10 @@ class Player:
             raise TypeError(f"player {self.name!r}: config must be a search.SearchConfig, got {type(self.config)}")
         if not isinstance(self.agent, search.Agent):
             raise TypeError(f"player {self.name!r}: agent must be a search.Agent, got {type(self.agent)}")
+        if self.control is not None and self.mixed is not None:
+            raise ValueError(f"player {self.name!r}: position control and the mixed style both pick the move; use one")
+        if self.mixed is not None and self.mixed.biased.board_size != self.board_size:
+            raise ValueError(f"player {self.name!r}: the mixed style's biased net plays another board size")
         if self.net is not None and self.net.board_size != self.board_size:
             raise ValueError(
                 f"player {self.name!r}: the network is for {self.net.board_size}x{self.net.board_size}, "
@@ -172,10 +181,17 @@ class Player:
     def describe(self) -> str:
         """One line: name, search and agent."""
         cfg, ag = self.config, self.agent
-        control = "" if self.control is None else f", position control {self.control.method}"
+        extras = ""
+        if self.control is not None:
+            extras += f", position control {self.control.method}"
+        if cfg.root_prior is not None:
+            extras += f", {getattr(cfg.root_prior, 'label', 'root prior')} style"
+        if self.mixed is not None:
+            mixed = self.mixed
+            extras += f", mixed style with {mixed.biased.name} (w_diff {mixed.w_diff:g}, p_th {mixed.p_th:g})"
         return (
             f"{self.name}: {cfg.algorithm} {cfg.num_simulations} visits, "
-            f"lambda={ag.lambda_:g} mu={ag.mu:g} threshold={ag.threshold:g}{control}"
+            f"lambda={ag.lambda_:g} mu={ag.mu:g} threshold={ag.threshold:g}{extras}"
         )
 
 

@@ -104,6 +104,11 @@ class SearchConfig:
       value_mode: "sigmoid" (SAI, and the winrate baseline) or "score" (LZS).
       pv_length: length of the principal variations returned (0: none, the
         default: only analysis reads them, e.g. GTP asks for 32).
+      root_prior: None, or a hashable object whose ``weights(rules, states)``
+        gives [B, A] positive factors multiplied into the root's prior (the
+        online playing styles, :class:`saijax.styles.OnlineStyle`); the
+        tree below the root and ``SearchOutput.child_prior`` keep the net's
+        own priors.
 
     The λ/μ agent is not a search setting: it is an :class:`Agent`, passed to
     each search as traced values, so changing it never recompiles.
@@ -121,6 +126,7 @@ class SearchConfig:
     beta_terminal: float = 10.0
     value_mode: str = "sigmoid"
     pv_length: int = 0
+    root_prior: Any = None
 
     def __post_init__(self):
         if self.algorithm not in ALGORITHMS:
@@ -133,6 +139,8 @@ class SearchConfig:
             raise ValueError(f"search.pv_length must be >= 0, got {self.pv_length}")
         if self.beta_terminal <= 0:
             raise ValueError(f"search.beta_terminal must be > 0, got {self.beta_terminal}")
+        if self.root_prior is not None and not callable(getattr(self.root_prior, "weights", None)):
+            raise ValueError(f"search.root_prior must have a weights(rules, states) method, got {self.root_prior!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -527,8 +535,11 @@ def _search_batch(
     # A finished root (a lockstep slot waiting to be refilled) only "passes".
     legal = jnp.where(states.terminated[:, None], jnp.arange(states.legal.shape[1]) == rules.pass_action, states.legal)
     root_value = _node_value(config, rules, alpha, beta, states, root_info)
+    root_logits = logits.astype(jnp.float32)
+    if config.root_prior is not None:
+        root_logits = root_logits + jnp.log(config.root_prior.weights(rules, states))
     root = mctx.RootFnOutput(
-        prior_logits=_masked_logits(logits.astype(jnp.float32), legal),
+        prior_logits=_masked_logits(root_logits, legal),
         value=root_value,
         embedding=_Embedding(states, alpha, beta),
     )

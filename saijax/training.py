@@ -213,6 +213,7 @@ def create_train_state(
     *,
     step: int = 0,
     mesh: Mesh | None = None,
+    variables: dict[str, Any] | None = None,
 ) -> TrainState:
     """Initialises a network and its optimizer.
 
@@ -223,11 +224,15 @@ def create_train_state(
         step: global step to start from (a grown net continues the old
             net's count, and with it the learning-rate schedule).
         mesh: where to replicate the state; None means `make_mesh()`.
+        variables: start from these `{'params', 'batch_stats'}` (e.g. a zoo
+            net, `config.init_checkpoint`) instead of a fresh initialisation;
+            the optimizer state starts fresh either way.
 
     Returns:
         A TrainState, replicated over the mesh.
     """
-    variables = networks.init_network(net, key)
+    if variables is None:
+        variables = networks.init_network(net, key)
     state = TrainState(
         step=jnp.asarray(step, jnp.int32),
         params=variables["params"],

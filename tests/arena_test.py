@@ -11,9 +11,10 @@ import json
 import math
 
 import jax
+import numpy as np
 import pytest
 
-from saijax import arena, elo, go, networks, players, results, search, sgf
+from saijax import arena, control, elo, go, networks, players, results, search, sgf, styles
 
 R5 = go.GoRules(5)
 VISITS = 8
@@ -195,3 +196,20 @@ def test_random_openings_differ_by_pair_and_repeat_within_it(net, tmp_path):
     # Without openings, deterministic players repeat the same game in every pair.
     plain = arena.play_match(a, b, dataclasses.replace(settings, opening_moves=0, sgf_dir=None))
     assert len({(r.margin, r.moves) for r in plain[::2]}) == 1
+
+
+def test_mixed_style_plays_the_biased_move_only_where_acceptable(net):
+    """arena.choose_moves with Player.mixed: every move is the biased search's
+    pick among acceptable moves, or the player's own most visited move."""
+    normal = _player(net, "normal", 0)
+    biased = _player(net, "biased", 1)
+    mixed = normal.replace(name="mixed", mixed=styles.MixedStyle(biased, w_diff=0.05, p_th=0.1))
+    assert "mixed style with biased" in mixed.describe()
+    states = arena._initial_states(R5, arena.MatchSettings(games=4, komi=7.5), np.arange(4))
+    keys = arena.game_keys(jax.random.PRNGKey(0), jax.numpy.arange(4), 0)
+    out, action = arena.choose_moves(mixed, R5, states, keys, -np.ones((4, 1), np.int32), 0)
+    biased_out, _ = arena.choose_moves(biased, R5, states, keys, -np.ones((4, 1), np.int32), 0)
+    want = styles.mixed_select(out, biased_out, w_diff=0.05, p_th=0.1)
+    assert np.asarray(action).tolist() == np.asarray(want).tolist()
+    with pytest.raises(ValueError, match="position control and the mixed style"):
+        mixed.replace(control=control.ControlConfig())

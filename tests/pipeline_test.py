@@ -550,3 +550,33 @@ def test_network_growth_trains_the_bigger_net_and_checkpoints_its_spec(tmp_path)
     assert (loaded.spec.blocks, loaded.spec.filters, loaded.generation) == (2, 8, 1)
     alpha, _ = _empty_board(loaded.variables, loaded.spec)
     assert metrics[1]["alpha_empty"] == pytest.approx(alpha, abs=1e-4)
+
+
+def test_init_checkpoint_and_an_offline_style_fine_tune(first_run, tmp_path):
+    """config.init_checkpoint starts generation 0 from a trained net, and
+    config.style.centre_bonus scores the run's games with the style's map."""
+    start = os.path.join(first_run["snapshot"], "checkpoints", "1")
+    config = _tiny_config(generations=1, init_checkpoint=start)
+    config.style.centre_bonus = 0.2
+    work = str(tmp_path / "styled")
+    log = []
+    pipeline.train_and_evaluate(config, work, progress=False, log=log.append)
+    assert any(line.startswith(f"starting from {start}") for line in log)
+    (m,) = _metrics(work)
+    # Generation 0's games were played by the starting net.
+    assert m["selfplay_alpha_empty"] == pytest.approx(_metrics(first_run["snapshot"])[1]["alpha_empty"], abs=1e-4)
+    # Final margins are weighted areas (lines 1 of 5×5 count 0.8, the centre
+    # 1.2) minus an integer-or-half komi: not all of them are multiples of 0.5.
+    with np.load(os.path.join(work, "replay", os.listdir(os.path.join(work, "replay"))[0])) as data:
+        margins = np.unique(data["margin"])
+    assert np.any(np.abs(margins * 2 - np.round(margins * 2)) > 0.1)
+
+
+def test_init_checkpoint_of_another_shape_is_refused(first_run, tmp_path):
+    config = _tiny_config(generations=1, init_checkpoint=first_run["snapshot"])
+    config.network.filters = 16
+    with pytest.raises(ValueError, match=r"init_checkpoint=.* is a 1x8 sai net .* generation-0 net is 1x16"):
+        pipeline.train_and_evaluate(config, str(tmp_path / "bad"), progress=False, log=lambda *_: None)
+    config = _tiny_config(generations=1, init_checkpoint=str(tmp_path / "missing"))
+    with pytest.raises(ValueError, match="init_checkpoint="):
+        pipeline.train_and_evaluate(config, str(tmp_path / "bad2"), progress=False, log=lambda *_: None)

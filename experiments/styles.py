@@ -1,0 +1,246 @@
+"""Playing styles against GNU Go: where each style plays, and what it costs.
+
+    python experiments/styles.py --net=zoo:go7-S1 --centre_net=zoo:go7-centre \\
+        --edge_net=zoo:go7-edge --level=10 --games=40 --visits=64 \\
+        --outdir=experiments/results/go7_styles
+
+The paper (Shi et al., JISE 2021, §4.4 and §6) produces centre- and
+edge/corner-oriented play in three ways (saijax.styles):
+
+* ``online-centre`` / ``online-edge``: the strong net with the root prior
+  reweighted by line and by Method B's distance to the opponent's last
+  move (§4.4.1);
+* ``offline-centre`` / ``offline-edge``: nets fine-tuned on a weighted
+  score (edge points 1 − b, centre points 1 + b, b = ±0.2 as the paper's
+  β; §4.4.2), playing alone (the paper's Net_center and Net_edge);
+* ``mixed-centre`` / ``mixed-edge``: the strong net and an offline net
+  together; the biased move is played when the strong net's win rate for
+  it is within ``--w_diff`` (0.05) of its best and the biased prior is at
+  least ``--p_th`` (0.1) (§6.2.2);
+
+and ``plain``, the strong net itself. Each plays GNU Go (``--level``, not
+allowed to resign, games played out and counted Tromp–Taylor), colours
+alternating, at a komi that the net's side wins under perfect play (7×7:
+8.5 when the net has Black, 9.5 when it has White).
+
+Measurements per player (the paper had human judges; these are the
+automated counterparts):
+
+* the share of the player's moves on lines 1–2 against lines 3+, over the
+  opening (the paper showed its judges the first 40 moves of 13×13 games,
+  169 points; 40·49/169 ≈ 12 moves of both colours on 7×7, ``--opening``)
+  and over whole games, with Fisher's exact test against ``plain``;
+* the win rate against GNU Go with a 95% Wilson interval, and Fisher's
+  exact test against ``plain`` (the paper: the mixed players won 135 and
+  129 of 300 games against normal Leela, and the pure nets none of 60).
+
+Outputs in ``--outdir``: ``games.csv`` (every game), ``moves.csv`` (every
+move of the styled side: game, ply, action, line), ``summary.csv`` and
+``styles.png`` (line shares and win rates by player).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import os
+import sys
+import time
+
+import numpy as np
+from scipy import stats
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from saijax import arena, gtp_match, players, results, search, sgf, styles  # noqa: E402
+
+ALL_PLAYERS = ("plain", "online-centre", "online-edge", "offline-centre", "offline-edge", "mixed-centre", "mixed-edge")
+
+
+def make_players(args) -> dict[str, players.Player]:
+    """The styled players of ``args.players`` (see the module docstring)."""
+    config = search.SearchConfig(num_simulations=args.visits)
+    wanted = [p for p in args.players.split(",") if p]
+    unknown = sorted(set(wanted) - set(ALL_PLAYERS))
+    if unknown:
+        raise ValueError(f"--players: unknown {unknown}; choose from {ALL_PLAYERS}")
+    strong = players.load_player(args.net, board_size=args.board_size, name="plain", config=config)
+    biased = {}
+    for style, spec in (("centre", args.centre_net), ("edge", args.edge_net)):
+        if spec and any(p.endswith(style) and not p.startswith("online") for p in wanted):
+            biased[style] = players.load_player(
+                spec, board_size=args.board_size, name=f"offline-{style}", config=config
+            )
+    out = {}
+    for name in wanted:
+        kind, _, style = name.partition("-")
+        if kind == "plain":
+            out[name] = strong
+        elif kind == "online":
+            cfg = dataclasses.replace(config, root_prior=styles.OnlineStyle(style))
+            out[name] = strong.replace(name=name, config=cfg)
+        elif style not in biased:
+            raise ValueError(f"--players={name} needs --{style}_net")
+        elif kind == "offline":
+            out[name] = biased[style]
+        else:
+            mixed = styles.MixedStyle(biased[style], w_diff=args.w_diff, p_th=args.p_th)
+            out[name] = strong.replace(name=name, mixed=mixed)
+    return out
+
+
+def _styled_moves(game: results.GameResult, name: str, size: int) -> list[tuple[int, int]]:
+    """(ply, action) of the named player's moves in a game, read back from its SGF."""
+    record = sgf.read_sgf(game.sgf)
+    colour_first = 0 if game.black == name else 1
+    if game.handicap >= 2:
+        colour_first = 1 - colour_first  # White moves first after fixed handicap stones
+    return [(ply, a) for ply, a in enumerate(record.moves) if ply % 2 == colour_first and a < size * size]
+
+
+def run(args) -> list[dict]:
+    os.makedirs(args.outdir, exist_ok=True)
+    games_path = os.path.join(args.outdir, "games.csv")
+    for stale in (games_path,):
+        if os.path.exists(stale):
+            os.remove(stale)
+    argv = gtp_match.gnugo_arena_argv(args.level, never_resign=True)
+    size = args.board_size
+    lines = styles.line_numbers(size)
+    summary, move_rows = [], []
+    for name, player in make_players(args).items():
+        t0 = time.time()
+        a_black = [i % 2 == 0 for i in range(args.games)]
+        settings = arena.MatchSettings(
+            games=args.games,
+            komi=tuple(args.black_komi if b else args.white_komi for b in a_black),
+            colours="alternate",
+            seed=args.seed,
+            results_path=games_path,
+            sgf_dir=os.path.join(args.outdir, "sgf", name),
+        )
+        games = gtp_match.play_gtp_match(player, argv, settings, timeout=args.timeout)
+        counts = {"open_low": 0, "open_all": 0, "low": 0, "all": 0}
+        for g in games:
+            for ply, action in _styled_moves(g, name, size):
+                line = int(lines[action])
+                move_rows.append({"player": name, "game": g.game, "ply": ply, "action": action, "line": line})
+                counts["all"] += 1
+                counts["low"] += line <= 2
+                if ply < args.opening:
+                    counts["open_all"] += 1
+                    counts["open_low"] += line <= 2
+        s = results.summarize(games, name)
+        margins = [g.margin * (1 if g.black == name else -1) for g in games if g.margin is not None]
+        row = {
+            "player": name,
+            "games": s.games,
+            "wins": s.wins,
+            "win_rate": round(s.win_rate, 4),
+            "wilson_lo": round(s.wilson[0], 4),
+            "wilson_hi": round(s.wilson[1], 4),
+            "mean_margin": round(float(np.mean(margins)), 2) if margins else float("nan"),
+            "opening_moves": counts["open_all"],
+            "opening_lines_1_2": round(counts["open_low"] / max(counts["open_all"], 1), 4),
+            "moves": counts["all"],
+            "lines_1_2": round(counts["low"] / max(counts["all"], 1), 4),
+            "_counts": counts,
+            "seconds": round(time.time() - t0, 1),
+        }
+        summary.append(row)
+        print(
+            f"{name:>15s}: {row['wins']}/{row['games']} wins vs GNU Go level {args.level} "
+            f"[{100 * row['wilson_lo']:.0f}%, {100 * row['wilson_hi']:.0f}%], lines 1-2: "
+            f"{100 * row['opening_lines_1_2']:.0f}% of opening moves, {100 * row['lines_1_2']:.0f}% of all "
+            f"({row['seconds']:.0f}s)",
+            flush=True,
+        )
+    _tests(summary)
+    with open(os.path.join(args.outdir, "moves.csv"), "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=["player", "game", "ply", "action", "line"])
+        writer.writeheader()
+        writer.writerows(move_rows)
+    fields = [k for k in summary[0] if not k.startswith("_")]
+    with open(os.path.join(args.outdir, "summary.csv"), "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(summary)
+    plot(summary, os.path.join(args.outdir, "styles.png"), args)
+    return summary
+
+
+def _tests(summary: list[dict]) -> None:
+    """Fisher's exact tests against ``plain``: line shares (opening, all) and wins (two-sided)."""
+    plain = next((r for r in summary if r["player"] == "plain"), None)
+    for row in summary:
+        for key, low, total in (
+            ("p_opening_lines", "open_low", "open_all"),
+            ("p_all_lines", "low", "all"),
+        ):
+            row[key] = ""
+            if plain is not None and row is not plain and row["_counts"][total] and plain["_counts"][total]:
+                a, b = row["_counts"], plain["_counts"]
+                table = [[a[low], a[total] - a[low]], [b[low], b[total] - b[low]]]
+                row[key] = round(float(stats.fisher_exact(table).pvalue), 5)
+        row["p_wins"] = ""
+        if plain is not None and row is not plain:
+            table = [[row["wins"], row["games"] - row["wins"]], [plain["wins"], plain["games"] - plain["wins"]]]
+            row["p_wins"] = round(float(stats.fisher_exact(table).pvalue), 5)
+
+
+def plot(summary: list[dict], path: str, args) -> None:
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    names = [r["player"] for r in summary]
+    x = np.arange(len(names))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(max(8, 1.6 * len(names)), 4))
+    ax1.bar(x - 0.2, [r["opening_lines_1_2"] for r in summary], 0.4, label=f"first {args.opening} plies")
+    ax1.bar(x + 0.2, [r["lines_1_2"] for r in summary], 0.4, label="whole game")
+    ax1.set_xticks(x, names, rotation=45, ha="right")
+    ax1.set_ylabel("share of moves on lines 1-2")
+    ax1.set_ylim(0, 1)
+    ax1.legend()
+    y = np.array([r["win_rate"] for r in summary])
+    lo = np.array([r["wilson_lo"] for r in summary])
+    hi = np.array([r["wilson_hi"] for r in summary])
+    ax2.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o", capsize=3)
+    ax2.set_xticks(x, names, rotation=45, ha="right")
+    ax2.set_ylim(-0.02, 1.02)
+    ax2.set_ylabel("win rate vs GNU Go (95% Wilson)")
+    ax2.set_title(f"GNU Go level {args.level}, {args.games} games each")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--net", default="zoo:go7-S1", help="the strong (plain) net")
+    p.add_argument("--centre_net", default="zoo:go7-centre", help="the offline centre-style net")
+    p.add_argument("--edge_net", default="zoo:go7-edge", help="the offline edge-style net")
+    p.add_argument("--players", default=",".join(ALL_PLAYERS), help=f"comma list from {ALL_PLAYERS}")
+    p.add_argument("--board_size", type=int, default=7)
+    p.add_argument("--level", type=int, default=10)
+    p.add_argument("--games", type=int, default=40, help="games per player, colours alternating")
+    p.add_argument("--black_komi", type=float, default=8.5, help="komi when the styled side has Black")
+    p.add_argument("--white_komi", type=float, default=9.5, help="komi when the styled side has White")
+    p.add_argument("--visits", type=int, default=64)
+    p.add_argument("--opening", type=int, default=12, help="plies counted as the opening")
+    p.add_argument("--w_diff", type=float, default=0.05, help="mixed: acceptable win-rate loss")
+    p.add_argument("--p_th", type=float, default=0.1, help="mixed: the biased prior a move needs")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
+    p.add_argument("--outdir", required=True)
+    args = p.parse_args(argv)
+    if args.games < 1:
+        p.error("--games must be >= 1")
+    run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
