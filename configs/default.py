@@ -184,7 +184,7 @@ def get_config() -> ml_collections.ConfigDict:
     # points (beyond the next line) by 1 + b: b > 0 trains a centre-oriented
     # net, b < 0 an edge/corner-oriented one (the paper's ±0.2); 0 is Go.
     config.style = ml_collections.ConfigDict()
-    config.style.centre_bonus = 0.0
+    config.style.centre_bonus = 0.0  # b in (-1, 1); 0 = standard Go.
 
     # Start generation 0 from this net instead of a random one: a checkpoint
     # path (workdir, checkpoints dir or step dir) or "zoo:<name>". Its shape,

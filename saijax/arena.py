@@ -130,6 +130,11 @@ class MatchSettings:
         None reuses the move search's tree.
       opening_moves: the first moves of each game, drawn uniformly at random
         (pass excluded), the same for both games of a colour pair.
+      play_out: the resign rule never ends a game; where it first fires, the
+        ply and the score estimates (the scorer's and the player's own) are
+        recorded (``GameResult.resign_ply``, ``resign_estimate``,
+        ``resign_own_estimate``) and the game goes on to the count: the
+        validation of the score estimator (SAI §3.6). Net vs net only.
       sgf_dir: write one SGF per game there.
       results_path: append each finished game to this table (.csv or .jsonl).
     """
@@ -144,6 +149,7 @@ class MatchSettings:
     resign_after: int | None = None
     score_visits: int | None = 1000
     opening_moves: int = 0
+    play_out: bool = False
     sgf_dir: str | os.PathLike | None = None
     results_path: str | os.PathLike | None = None
 
@@ -176,6 +182,10 @@ class MatchSettings:
             raise ValueError(f"MatchSettings.resign_after must be None or an int >= 0, got {self.resign_after!r}")
         if not _is_int(self.opening_moves) or self.opening_moves < 0:
             raise ValueError(f"MatchSettings.opening_moves must be an int >= 0, got {self.opening_moves!r}")
+        if not isinstance(self.play_out, bool):
+            raise ValueError(f"MatchSettings.play_out must be True or False, got {self.play_out!r}")
+        if self.play_out and self.resign_threshold is None:
+            raise ValueError("MatchSettings.play_out records where the resign rule fires: give a resign_threshold")
         if self.score_visits is not None and (not _is_int(self.score_visits) or self.score_visits < 1):
             raise ValueError(f"MatchSettings.score_visits must be None or an int >= 1, got {self.score_visits!r}")
 
@@ -325,6 +335,10 @@ def move_comment(alpha, beta, winrate, visits) -> str:
     return sgf.move_comment(alpha=float(alpha), beta=float(beta), winrate=winrate, visits=int(visits))
 
 
+def _finite_or_none(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(float(x)) else float(x)
+
+
 def record_game(
     *,
     game: int,
@@ -341,6 +355,9 @@ def record_game(
     root_comment: str,
     engine_score: str = "",
     engine_dead: str = "",
+    resign_ply: int | None = None,
+    resign_estimate: float | None = None,
+    resign_own_estimate: float | None = None,
 ) -> results.GameResult:
     """A finished game's result row; writes its SGF (if ``settings.sgf_dir``)."""
     komi, handicap, seed = settings.komis()[game], settings.handicaps()[game], settings.seed
@@ -386,6 +403,9 @@ def record_game(
         engine_dead=engine_dead,
         sgf=path,
         game=game,
+        resign_ply=resign_ply,
+        resign_estimate=_finite_or_none(resign_estimate),
+        resign_own_estimate=_finite_or_none(resign_own_estimate),
         seed=int(seed),
     )
 
@@ -495,6 +515,9 @@ def play_match(
     moves = np.full((games, rules.max_moves), -1, np.int32)
     stats = np.full((games, rules.max_moves, 4), np.nan, np.float32)  # alpha, beta, winrate, visits
     estimates = np.full(games, np.nan)
+    # Where the resign rule first fired: ply, the scorer's and the player's own estimate.
+    resign_ply = np.full(games, -1)
+    resign_est = np.full((games, 2), np.nan)
     done_reported = np.zeros(games, bool)
     finished: dict[int, results.GameResult] = {}
     states = [_initial_states(rules, settings, idx) for idx in groups]
@@ -535,6 +558,9 @@ def play_match(
                 count_margin=float(margins[j]),
                 resign_winner=resign_winner,
                 estimate=float(estimates[i]) if resign_winner else None,
+                resign_ply=int(resign_ply[i]) if resign_ply[i] >= 0 else None,
+                resign_estimate=float(resign_est[i, 0]),
+                resign_own_estimate=float(resign_est[i, 1]),
                 root_comment=(
                     f"saijax arena game {i} (seed {settings.seed}). Black {describe(black)}. White {describe(white)}."
                 ),
@@ -570,19 +596,35 @@ def play_match(
             mover = side_a if (colour == 1) == bool(a_black[idx[0]]) else side_b
             keys = game_keys(base, game_ids, jnp.int32(2 * ply))
             out, action = choose_moves(mover, rules, st, keys, moves[idx], ply)
-            new, resigned = advance(st, action, out.best_value, jnp.float32(threshold), jnp.int32(resign_after))
-            action, alpha, beta, child_q, visits, resigned = jax.device_get(
-                (action, out.root_alpha, out.root_beta, out.child_q, out.visit_counts, resigned)
+            # In play-out mode nobody resigns; the rule is only checked (fires).
+            cut = -1.0 if settings.play_out else threshold
+            new, resigned = advance(st, action, out.best_value, jnp.float32(cut), jnp.int32(resign_after))
+            action, alpha, beta, child_q, visits, resigned, best, own = jax.device_get(
+                (
+                    action,
+                    out.root_alpha,
+                    out.root_beta,
+                    out.child_q,
+                    out.visit_counts,
+                    resigned,
+                    out.best_value,
+                    out.score_estimate,
+                )
             )
             moved = active & ~resigned
             rows = idx[moved]
             moves[rows, ply] = action[moved]
             chosen_q = np.take_along_axis(child_q, action[:, None], axis=1)[:, 0]
             stats[rows, ply] = np.stack([alpha, beta, chosen_q, visits.sum(axis=1)], axis=1)[moved]
-            if resigned.any():
-                local = np.flatnonzero(resigned)
+            fires = resigned
+            if settings.play_out:
+                count = np.asarray(jax.device_get(st.move_count))
+                rule = search.should_resign(best, count, threshold=threshold, resign_after=resign_after)
+                fires = active & np.asarray(rule, bool) & (resign_ply[idx] < 0)
+            if fires.any():
+                local = np.flatnonzero(fires)
                 if settings.score_visits is None:
-                    est = jax.device_get(out.score_estimate)[local] * colour
+                    est = own[local] * colour
                 else:
                     est = score_estimates(
                         scorer or mover,
@@ -593,6 +635,8 @@ def play_match(
                         settings.score_visits,
                         len(idx),
                     )
+                resign_ply[idx[local]] = ply
+                resign_est[idx[local]] = np.stack([np.asarray(est, float), own[local] * colour], axis=1)
                 estimates[idx[local]] = est
             states[g] = new
             report_finished(new, idx)

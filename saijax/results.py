@@ -25,6 +25,12 @@ Columns, in this order (:data:`COLUMNS`, the CSV header and the JSON keys):
   dead stones (space-separated vertices) when a game against it was counted.
 * ``sgf``: the game's SGF path. ``game``: its index in the match.
   ``seed``: the match seed.
+* ``resign_ply``, ``resign_estimate``, ``resign_own_estimate``: the ply at
+  which the resign rule first fired (0-based), the score estimate there
+  (Black minus White; the scorer's, see ``MatchSettings.score_visits``) and
+  the resigning player's own search's estimate. Set at a resignation, and in
+  matches that play resignations out (``MatchSettings.play_out``), where
+  they validate the estimator against the final count; empty otherwise.
 
 Format. The file name picks it: ``.csv`` (any case) is CSV with a header
 row, with empty cells for missing values; anything else (``.jsonl``,
@@ -121,6 +127,9 @@ class GameResult:
     sgf: str = ""
     game: int | None = None
     seed: int | None = None
+    resign_ply: int | None = None
+    resign_estimate: float | None = None
+    resign_own_estimate: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The row as a dict, keys in :data:`COLUMNS` order."""
@@ -182,6 +191,9 @@ _KINDS = {
     "sgf": str,
     "game": int,
     "seed": int,
+    "resign_ply": int,
+    "resign_estimate": float,
+    "resign_own_estimate": float,
 }
 assert tuple(_KINDS) == COLUMNS
 

@@ -213,3 +213,25 @@ def test_mixed_style_plays_the_biased_move_only_where_acceptable(net):
     assert np.asarray(action).tolist() == np.asarray(want).tolist()
     with pytest.raises(ValueError, match="position control and the mixed style"):
         mixed.replace(control=control.ControlConfig())
+
+
+def test_play_out_records_where_the_resign_rule_fires(net, tmp_path):
+    """MatchSettings.play_out: same moves as the resigning match up to the
+    resignation, then the game goes on to the count; the row keeps the ply
+    and the estimates of the moment the rule fired."""
+    side_a = _player(net, "a", 0)
+    side_b = _player(net, "b", 1)
+    base = dict(games=8, komi=7.5, seed=1, resign_threshold=0.999, score_visits=VISITS)
+    resigned = arena.play_match(side_a, side_b, arena.MatchSettings(**base, sgf_dir=tmp_path / "resigned"))
+    played = arena.play_match(side_a, side_b, arena.MatchSettings(**base, play_out=True, sgf_dir=tmp_path / "sgf"))
+    for r, p in zip(resigned, played, strict=True):
+        assert r.resigned and r.resign_ply == r.moves and r.resign_estimate == r.score_estimate
+        assert not p.resigned and p.end in ("passes", "cap") and p.moves > r.moves
+        assert p.resign_ply == r.resign_ply
+        assert p.resign_estimate == pytest.approx(r.score_estimate)
+        assert p.resign_own_estimate is not None and math.isfinite(p.resign_own_estimate)
+        margin, record = _replayed_margin(p.sgf)
+        assert margin == pytest.approx(p.margin)
+        assert record.moves[: r.moves] == sgf.read_sgf(r.sgf).moves
+    with pytest.raises(ValueError, match="play_out"):
+        arena.MatchSettings(games=2, play_out=True)

@@ -1,0 +1,212 @@
+"""Validating SAI's score estimate of resigned games (SAI 9×9 paper, §3.6).
+
+    python experiments/score_estimation.py --strong=zoo:go7-S1 \\
+        --opponents=zoo:go7-S1,zoo:go7-W1,zoo:go7-W2,zoo:go7-W3 --scorer=zoo:go7-S1 \\
+        --games=100 --visits=32 --score_visits=1,100,1000 --resign_threshold=0.1 \\
+        --outdir=experiments/results/go7_score_estimation
+
+The papers score a game that ends by resignation with a fixed strong net
+(S1, λ = μ = 0): the median of α + k over the nodes of a 1,000-visit search
+from the position of the resignation. They found the plain α_s of that
+position "fairly unstable, in particular when β_s is low" and validated the
+median "by an expert player on a set of 20 games". Here the check is
+automated: the strong net plays each opponent with the resign rule armed but
+never obeyed (``MatchSettings.play_out``); where it first fires, the
+scorer's estimate is recorded, the game goes on to two passes, and the
+estimate is compared with the final Tromp–Taylor margin.
+
+Estimators compared, on the same games (the scorer does not change the moves,
+so every ``--score_visits`` value replays identical games):
+
+* the scorer's median over a search of ``v`` visits, for each ``v`` of
+  ``--score_visits`` (``v = 1`` is close to the plain α_s + k of the
+  position: the root and one child);
+* the resigning player's own move search (its median over ``--visits``
+  visits), what saijax used before the fixed scorer.
+
+Reported per estimator: the games where the rule fired, the mean error
+(estimate − final margin, Black minus White), its standard deviation, the
+mean absolute error with a 95% t interval, the share of estimates on the
+winner's side (the resignation was right), and a paired t-test of the
+absolute errors against the largest ``v``.
+
+7×7 translation: komi 9.5 (9×9 used 7.5 with fair komi 7), the resign
+threshold 10% (SAI's self-play used 5%–10%; in matches the paper's nets
+resigned at 5%), resignation allowed from move N²/4 = 12 on.
+
+Outputs in ``--outdir``: ``games.csv`` (every game and estimate),
+``summary.csv`` and ``score_estimation.png`` (estimate against final margin).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import os
+import sys
+import time
+
+import numpy as np
+from scipy import stats
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from nets import load_nets, parse_list, parse_nets  # noqa: E402
+
+from saijax import arena, players  # noqa: E402
+
+OWN = "own search"
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--strong", default="zoo:go7-S1", help="[NAME=]SPEC of the net that plays every match")
+    p.add_argument("--opponents", default="zoo:go7-S1,zoo:go7-W1,zoo:go7-W2,zoo:go7-W3", help="comma list")
+    p.add_argument("--scorer", default="zoo:go7-S1", help="the fixed scorer net (λ = μ = 0)")
+    p.add_argument("--board_size", type=int, default=7)
+    p.add_argument("--games", type=int, default=100, help="games per opponent, colours alternating")
+    p.add_argument("--visits", type=int, default=32, help="simulations per move")
+    p.add_argument("--score_visits", default="1,100,1000", help="comma list: the scorer's visits")
+    p.add_argument("--resign_threshold", type=float, default=0.1)
+    p.add_argument("--komi", type=float, default=9.5)
+    p.add_argument("--opening_moves", type=int, default=2, help="random first moves per colour pair")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--outdir", required=True)
+    args = p.parse_args(argv)
+    if args.games < 1 or args.visits < 1:
+        p.error("--games and --visits must be >= 1")
+    if not 0 < args.resign_threshold < 1:
+        p.error("--resign_threshold must be in (0, 1)")
+    if not parse_list(args.score_visits, int) or min(parse_list(args.score_visits, int)) < 1:
+        p.error("--score_visits must be a non-empty list of ints >= 1")
+    return args
+
+
+def run(args) -> dict[str, list[dict]]:
+    os.makedirs(args.outdir, exist_ok=True)
+    (strong,) = load_nets(parse_nets(args.strong), board_size=args.board_size, visits=args.visits)
+    opponents = load_nets(parse_nets(args.opponents), board_size=args.board_size, visits=args.visits)
+    scorer = players.load_player(args.scorer, board_size=args.board_size, name="scorer")
+    rows = []
+    for opponent in opponents:
+        if opponent.name == strong.name:
+            opponent = opponent.replace(name=f"{opponent.name}'")
+        for v in parse_list(args.score_visits, int):
+            t0 = time.time()
+            settings = arena.MatchSettings(
+                games=args.games,
+                komi=args.komi,
+                seed=args.seed,
+                resign_threshold=args.resign_threshold,
+                play_out=True,
+                score_visits=v,
+                opening_moves=args.opening_moves,
+            )
+            games = arena.play_match(strong, opponent, settings, scorer=scorer)
+            for g in games:
+                rows.append({"opponent": opponent.name, "score_visits": v, **dataclasses.asdict(g)})
+            fired = sum(g.resign_ply is not None for g in games)
+            print(
+                f"{strong.name} vs {opponent.name}, scorer {v} visits: rule fired in {fired}/{len(games)} games "
+                f"({time.time() - t0:.0f}s)",
+                flush=True,
+            )
+    with open(os.path.join(args.outdir, "games.csv"), "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    summary = summarize(rows, parse_list(args.score_visits, int))
+    with open(os.path.join(args.outdir, "summary.csv"), "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(summary[0]))
+        writer.writeheader()
+        writer.writerows(summary)
+    print(format_table(summary))
+    plot(rows, parse_list(args.score_visits, int), os.path.join(args.outdir, "score_estimation.png"))
+    return {"games": rows, "summary": summary}
+
+
+def _errors(rows: list[dict], visits: int, estimator: str) -> tuple[np.ndarray, np.ndarray]:
+    """(estimates, final margins) of the games where the rule fired."""
+    sel = [r for r in rows if r["score_visits"] == visits and r["resign_ply"] is not None]
+    key = "resign_own_estimate" if estimator == OWN else "resign_estimate"
+    sel = [r for r in sel if r[key] is not None and r["margin"] is not None]
+    return np.array([r[key] for r in sel], float), np.array([r["margin"] for r in sel], float)
+
+
+def summarize(rows: list[dict], score_visits: list[int]) -> list[dict]:
+    """One row per estimator: error statistics and the paired test against the largest scorer."""
+    ref_visits = max(score_visits)
+    estimators = [(f"scorer {v} visits", v, "scorer") for v in score_visits]
+    estimators.append((OWN, ref_visits, OWN))
+    ref_est, ref_final = _errors(rows, ref_visits, "scorer")
+    out = []
+    for label, v, kind in estimators:
+        est, final = _errors(rows, v, kind)
+        err = est - final
+        n = len(err)
+        mae = float(np.mean(np.abs(err))) if n else float("nan")
+        half = float(stats.t.ppf(0.975, n - 1) * np.std(np.abs(err), ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
+        row = {
+            "estimator": label,
+            "games": n,
+            "mean_error": round(float(np.mean(err)), 3) if n else "",
+            "sd_error": round(float(np.std(err, ddof=1)), 3) if n > 1 else "",
+            "mean_abs_error": round(mae, 3),
+            "mae_ci_lo": round(mae - half, 3),
+            "mae_ci_hi": round(mae + half, 3),
+            "winner_side": round(float(np.mean(np.sign(est) == np.sign(final))), 4) if n else "",
+            "p_vs_reference": "",
+        }
+        same_games = n == len(ref_est) and n > 1 and np.array_equal(final, ref_final)
+        if (label, kind) != (f"scorer {ref_visits} visits", "scorer") and same_games:
+            row["p_vs_reference"] = round(float(stats.ttest_rel(np.abs(err), np.abs(ref_est - ref_final)).pvalue), 5)
+        out.append(row)
+    return out
+
+
+def format_table(summary: list[dict]) -> str:
+    lines = [
+        "| estimator | games | mean error | sd | mean abs error [95%] | on the winner's side | paired t p |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in summary:
+        lines.append(
+            f"| {r['estimator']} | {r['games']} | {r['mean_error']} | {r['sd_error']} | "
+            f"{r['mean_abs_error']} [{r['mae_ci_lo']}, {r['mae_ci_hi']}] | {r['winner_side']} | "
+            f"{r['p_vs_reference']} |"
+        )
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], score_visits: list[int], path: str):
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    panels = [(f"scorer, {v} visits", v, "scorer") for v in score_visits] + [(OWN, max(score_visits), OWN)]
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.6), squeeze=False)
+    for ax, (title, v, kind) in zip(axes[0], panels, strict=True):
+        est, final = _errors(rows, v, kind)
+        ax.scatter(final, est, s=8, alpha=0.6)
+        lim = max(10.0, float(np.max(np.abs(np.concatenate([est, final])))) if len(est) else 10.0)
+        ax.plot([-lim, lim], [-lim, lim], color="grey", lw=0.8)
+        ax.set_xlim(-lim, lim)
+        ax.set_ylim(-lim, lim)
+        ax.set_xlabel("final Tromp–Taylor margin (B−W)")
+        ax.set_title(title)
+    axes[0][0].set_ylabel("estimate where the rule fired (B−W)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return fig
+
+
+def main(argv=None) -> int:
+    run(parse_args(argv))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
