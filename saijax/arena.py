@@ -684,6 +684,20 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--opponent_lambda_", type=float, default=None)
     p.add_argument("--opponent_mu", type=float, default=None)
     p.add_argument("--opponent_threshold", type=float, default=None)
+    p.add_argument(
+        "--control",
+        default="off",
+        help="the player's position control: off, naive, A, B, C or endgame (docs/design.md §8)",
+    )
+    p.add_argument(
+        "--control_option",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a position-control setting of the player, e.g. gentleness=2.5; repeat for more",
+    )
+    p.add_argument("--opponent_control", default="off", help="the opponent net's position control")
+    p.add_argument("--opponent_control_option", action="append", default=[], metavar="FIELD=VALUE")
     p.add_argument("--resign_threshold", type=float, default=None, help="off by default")
     p.add_argument("--resign_after", type=int, default=None, help="default N^2/4")
     p.add_argument("--score_visits", type=int, default=1000, help="0: reuse the move search's tree")
@@ -703,11 +717,22 @@ def _build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _load(spec: str, args, *, visits: int, agent: search.Agent, name: str | None, seed: int) -> players.Player:
+def _load(
+    spec: str,
+    args,
+    *,
+    visits: int,
+    agent: search.Agent,
+    name: str | None,
+    seed: int,
+    controlled: control.ControlConfig | None = None,
+) -> players.Player:
     """A player for "random" or a checkpoint, with the CLI's search settings.
 
     A random net is named "random" (the name :mod:`saijax.elo` anchors at
-    0), a checkpoint "gen<generation>"; a non-trivial agent adds its label.
+    0), a checkpoint "gen<generation>"; a non-trivial agent adds its label,
+    and position control its method (``gen75[C]``). A controlled player
+    searches as its method asks (:meth:`saijax.control.ControlConfig.search_config`).
     """
     if spec == "random":
         loaded = players.random_player(
@@ -721,6 +746,12 @@ def _load(spec: str, args, *, visits: int, agent: search.Agent, name: str | None
         value_mode="score" if loaded.value_head == "score" else "sigmoid",
     )
     player = loaded.replace(config=config).with_agent(agent, rename=name is None)
+    if controlled is not None:
+        player = player.replace(
+            control=controlled,
+            config=controlled.search_config(config),
+            name=player.name if name is not None else f"{player.name}[{controlled.method}]",
+        )
     return player if name is None else player.replace(name=name)
 
 
@@ -756,10 +787,14 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
         )
         settings.rules(args.board_size)
         agent = search.Agent(args.lambda_, args.mu, args.threshold)
-        me = _load(args.player, args, visits=args.visits, agent=agent, name=args.name, seed=args.seed)
+        mine = control.from_options(args.control, args.control_option)
+        theirs = control.from_options(args.opponent_control, args.opponent_control_option)
+        me = _load(args.player, args, visits=args.visits, agent=agent, name=args.name, seed=args.seed, controlled=mine)
     except (ValueError, OSError) as e:  # a missing or corrupt checkpoint, a bad option
         return fail(e)
     opp = args.opponent
+    if theirs is not None and (opp in ("uniform",) or opp.startswith(("gnugo:", "gtp:"))):
+        return fail(f"--opponent_control needs a net opponent, not {opp!r}")
     if opp.startswith("gnugo:") or opp.startswith("gtp:"):
         try:
             if opp.startswith("gnugo:"):
@@ -798,6 +833,7 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
                     agent=agent,
                     name=args.opponent_name,
                     seed=args.seed + 1,
+                    controlled=theirs,
                 )
         except (ValueError, OSError) as e:
             return fail(e)

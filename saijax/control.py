@@ -54,6 +54,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,7 +67,11 @@ from saijax import go, search
 
 __all__ = [
     "METHODS",
+    "FIELDS",
     "ControlConfig",
+    "parse_method",
+    "set_option",
+    "from_options",
     "min_visits",
     "distance_weights",
     "candidates",
@@ -249,6 +254,93 @@ class ControlConfig:
                 f"{who}ControlConfig.method {self.method!r} reads win rates, but the search's "
                 f"value_mode is {config.value_mode!r}; use method 'endgame' or a 'sigmoid' search"
             )
+
+
+# ---------------------------------------------------------------------------
+# Settings from text: the GTP engine's lz-setoption and the command lines.
+
+FIELDS = tuple(f.name for f in dataclasses.fields(ControlConfig))
+_OFF = ("off", "none")
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def parse_method(text: str) -> str | None:
+    """A method name as typed (any case: "c", "Endgame"), or None for "off"/"none".
+
+    Raises:
+      ValueError: not a method, naming the choices.
+    """
+    word = str(text).strip().lower()
+    if word in _OFF:
+        return None
+    for method in METHODS:
+        if method.lower() == word:
+            return method
+    raise ValueError(f"unknown position-control method {text!r}: use off, {', '.join(METHODS)}")
+
+
+def _parse_value(field: str, text: str):
+    """One field's value from text (ASCII numbers only; ``lead_band`` as "low,high")."""
+    text = str(text).strip()
+    if field == "method":
+        method = parse_method(text)
+        if method is None:
+            raise ValueError("ControlConfig.method must be one of " + ", ".join(METHODS) + f", got {text!r}")
+        return method
+    if field == "lead_band":
+        parts = text.split(",")
+        if len(parts) != 2 or not all(_FLOAT_TEXT.fullmatch(p.strip()) for p in parts):
+            raise ValueError(f"ControlConfig.lead_band must be two numbers 'low,high', got {text!r}")
+        return (float(parts[0]), float(parts[1]))
+    if field in ("opponent_moves", "top_moves"):
+        if not _INT_TEXT.fullmatch(text):
+            raise ValueError(f"ControlConfig.{field} must be an integer, got {text!r}")
+        return int(text)
+    if not _FLOAT_TEXT.fullmatch(text):
+        raise ValueError(f"ControlConfig.{field} must be a number, got {text!r}")
+    return float(text)
+
+
+def set_option(config: ControlConfig, field: str, text: str) -> ControlConfig:
+    """``config`` with one field set from text, validated again.
+
+    Args:
+      config: the settings to change.
+      field: a name of :data:`FIELDS` (any case), e.g. "gentleness", "gamma",
+        "min_visit_share", "lead_band" ("-10,-4").
+      text: the value as typed.
+
+    Raises:
+      ValueError: an unknown field, or a bad value; the message names the field.
+    """
+    name = str(field).strip().lower()
+    if name not in FIELDS:
+        raise ValueError(f"unknown position-control option {field!r}: use one of {', '.join(FIELDS)}")
+    return config.replace(**{name: _parse_value(name, text)})
+
+
+def from_options(method: str | None, options: Sequence[str] = ()) -> ControlConfig | None:
+    """The ControlConfig of command-line flags: a method and ``field=value`` strings.
+
+    ``from_options("C", ["gentleness=1", "naturalness_weight=0.5"])``. The
+    method may be "off" (or None): then the options are still checked, and
+    None is returned.
+
+    Raises:
+      ValueError: an unknown method or field, a malformed option, or a bad
+        value; the message names it.
+    """
+    chosen = parse_method(method) if method is not None else None
+    config = ControlConfig(method=chosen or "A")
+    for option in options:
+        field, sep, text = str(option).partition("=")
+        if not sep or not field.strip():
+            raise ValueError(f"a position-control option is field=value, got {option!r}")
+        if field.strip().lower() == "method":
+            raise ValueError("give the position-control method on its own (--control), not as an option")
+        config = set_option(config, field, text)
+    return config if chosen is not None else None
 
 
 def min_visits(config: ControlConfig, num_simulations: int, board_size: int) -> int:

@@ -51,6 +51,28 @@ Pooling needs searches that differ: Gumbel search (the default) draws new
 Gumbel noise every round. With ``--algorithm=puct`` (no root noise) every
 round repeats the same search, so the numbers sharpen only in visit counts.
 
+Position control (docs/design.md §8, :mod:`saijax.control`). An agent
+setting like λ and μ: with a method on (``--control=C``, or ``lz-setoption
+name control value C``), every search uses the method's own search
+(:meth:`saijax.control.ControlConfig.search_config`: PUCT with c_puct 10 for
+naive, A, B and C; the engine's search for the endgame method), and
+``genmove`` and the ``genmove_analyze`` commands play the move
+:func:`saijax.control.select` picks from the search's output, given the
+opponent's last move(s) from the game record (a pass, or none before a
+setup position, counts as no move). Analysis lines still show the search's
+statistics. Options:
+
+* ``lz-setoption name control value off|naive|A|B|C|endgame``;
+* ``lz-setoption name control <field> value <v>`` for every field of
+  :class:`saijax.control.ControlConfig` (``gentleness``, ``gamma``,
+  ``min_visit_share``, ``naturalness_weight``, ``lead_band`` as
+  ``-10,-4``, ...). The settings are kept while control is off, and apply
+  when a method is turned on;
+* on the command line, ``--control=<method>`` and repeated
+  ``--control_option field=value``.
+
+A bad option or value is a GTP error naming it, and changes nothing.
+
 ``python -m saijax.gtp`` streams analysis until the next input line arrives:
 a reader thread queues stdin lines, and the engine checks the queue between
 rounds. In process, :meth:`GtpEngine.analysis_rounds` runs a fixed number of
@@ -77,7 +99,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import saijax
-from saijax import cli, go, players, search, sgf
+from saijax import cli, control, go, players, search, sgf
 
 __all__ = ["GtpEngine", "Analysis", "serve", "main"]
 
@@ -298,7 +320,7 @@ class Analysis:
                 yield ""
                 continue
             try:
-                result = self._engine._search_round(state)
+                result = self._engine._search_round(self._position)
             except Exception as e:  # pylint: disable=broad-except
                 # The "=" line is already out: end the stream, keep the engine.
                 print(f"saijax.gtp: analysis stopped: {type(e).__name__}: {e}", file=sys.stderr)
@@ -407,7 +429,9 @@ class GtpEngine:
           seed: PRNG seed of the searches.
           verbose: print a line per genmove on stderr.
           search_config: other search settings (default the player's); its
-            simulations are replaced by ``visits``.
+            simulations are replaced by ``visits``. With position control
+            (``player.control``) the searches use the method's own
+            settings derived from it (module docstring).
         """
         self.rules = go.GoRules(player.board_size)
         if not 1 <= int(visits) <= _MAX_VISITS:
@@ -420,8 +444,12 @@ class GtpEngine:
         config = dataclasses.replace(search_config or player.config, pv_length=_PV_LENGTH)
         # The session's player: replaced (it is frozen) when lz-setoption changes it.
         self.player = player.replace(config=config, agent=search.Agent(lambda_, mu, threshold))
+        if player.control is not None:
+            player.control.search_config(config)  # raises if the search cannot feed the method
+        # Position-control settings, kept while control is off (lz-setoption).
+        self._control_settings = player.control or control.ControlConfig()
         self._key = jax.random.PRNGKey(seed)
-        self._search_fns: dict[int, Callable] = {}
+        self._search_fns: dict[search.SearchConfig, Callable] = {}
         self._komi = float(komi)
         self._empty = _init_fn(self.rules)(jnp.float32(self._komi))
         self._history: list[_Position] = [_Position(self._empty)]
@@ -473,19 +501,48 @@ class GtpEngine:
         """The λ/μ agent in use."""
         return self.player.agent
 
+    @property
+    def control(self) -> control.ControlConfig | None:
+        """The position-control method in use, or None."""
+        return self.player.control
+
+    def search_config(self, visits: int | None = None) -> search.SearchConfig:
+        """The settings of the engine's searches: the position-control method's own, if any."""
+        config = self.player.config
+        if self.player.control is not None:
+            config = self.player.control.search_config(config)
+        return dataclasses.replace(config, num_simulations=int(visits or self.visits))
+
     def search(self, state: go.GoState, visits: int | None = None) -> search.SearchOutput:
         """One search of ``state`` with a fresh key; the output for a batch of one.
 
-        Jitted searches are cached per visit count; the agent is traced, so
-        ``lz-setoption`` never recompiles.
+        Jitted searches are cached per search configuration (visits, and the
+        position-control method's algorithm and c_puct); the agent is traced,
+        so ``lz-setoption`` of λ, μ or a control parameter never recompiles.
         """
-        visits = int(visits or self.visits)
-        if visits not in self._search_fns:
-            config = dataclasses.replace(self.player.config, num_simulations=visits)
-            self._search_fns[visits] = search.make_search_fn(self.player.evaluator, self.rules, config)
+        config = self.search_config(visits)
+        if config not in self._search_fns:
+            self._search_fns[config] = search.make_search_fn(self.player.evaluator, self.rules, config)
         self._key, key = jax.random.split(self._key)
         batched = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[None], state)
-        return self._search_fns[visits](self.player.variables, key, batched, self.player.agent.params())
+        return self._search_fns[config](self.player.variables, key, batched, self.player.agent.params())
+
+    def controlled_move(self, out: search.SearchOutput, state: go.GoState, moves: Sequence[int]) -> int:
+        """The position-controlled move of a one-game search output (:func:`saijax.control.select`).
+
+        Args:
+          out: the search of ``state`` (a batch of one).
+          state: the position searched.
+          moves: the actions played since the game's start or setup, in
+            order (passes included); the opponent's last moves are read
+            from them.
+        """
+        config = self.player.control
+        history = np.asarray([tuple(moves)], np.int32).reshape(1, len(moves))
+        last = control.last_opponent_moves(history, len(moves), config.opponent_moves)
+        batched = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[None], state)
+        self._key, key = jax.random.split(self._key)
+        return int(control.select_fn(config)(out, batched, jnp.asarray(last), key)[0])
 
     def commands(self) -> list[str]:
         """The supported command names."""
@@ -557,10 +614,24 @@ class GtpEngine:
     # -- state helpers ------------------------------------------------------
 
     def _snapshot(self):
-        return (list(self._history), self._komi, self.visits, self.resign_threshold, self.player)
+        return (
+            list(self._history),
+            self._komi,
+            self.visits,
+            self.resign_threshold,
+            self.player,
+            self._control_settings,
+        )
 
     def _restore(self, snapshot) -> None:
-        self._history, self._komi, self.visits, self.resign_threshold, self.player = snapshot
+        (
+            self._history,
+            self._komi,
+            self.visits,
+            self.resign_threshold,
+            self.player,
+            self._control_settings,
+        ) = snapshot
 
     def _board_is_empty(self) -> bool:
         state = self.state
@@ -589,8 +660,13 @@ class GtpEngine:
             raise _Failure("illegal move")
         return dataclasses.replace(position, state=go.play(self.rules, state, action), moves=position.moves + (action,))
 
-    def _search_round(self, state: go.GoState) -> _Round:
-        """One search from ``state``: the chosen move and per-child statistics."""
+    def _search_round(self, position: _Position) -> _Round:
+        """One search from ``position``: the chosen move and per-child statistics.
+
+        The chosen move is the search's own, or with position control the
+        move :meth:`controlled_move` picks.
+        """
+        state = position.state
         out = self.search(state)
         moves = tuple(
             {
@@ -614,6 +690,8 @@ class GtpEngine:
                 out.visit_counts[0],
             )
         )
+        if self.player.control is not None:
+            action = self.controlled_move(out, state, position.moves)
         return _Round(
             action=int(action),
             best_value=float(best),
@@ -640,12 +718,13 @@ class GtpEngine:
         if bool(state.terminated):
             return "pass"
         if result is None:
-            result = self._search_round(state)
+            result = self._search_round(position)
         if self.verbose:
+            method = "" if self.player.control is None else f" control {self.player.control.method}"
             print(
                 f"saijax.gtp: {'B' if colour == 1 else 'W'} {go.to_gtp(self.rules, result.action)} "
                 f"best_value {result.best_value:.3f} winrate {result.winrate:.3f} "
-                f"alpha {result.alpha:+.2f} beta {result.beta:.3f} visits {result.visits}",
+                f"alpha {result.alpha:+.2f} beta {result.beta:.3f} visits {result.visits}{method}",
                 file=sys.stderr,
             )
         if self._should_resign(state, result):
@@ -925,9 +1004,30 @@ class GtpEngine:
             if value > 1:
                 raise _Failure("resign_threshold must be <= 1 (negative: never resign)")
             self.resign_threshold = value
+        elif name == "control" or name.startswith("control "):
+            self._set_control(name.split()[1:], value_text)
         else:
             raise _Failure(f"unknown option {name}")
         return ""
+
+    def _set_control(self, field: list[str], value_text: str) -> None:
+        """``control value <method|off>`` or ``control <field> value <v>`` (module docstring)."""
+        if len(field) > 1:
+            raise _Failure(f"unknown option control {' '.join(field)}")
+        try:
+            if not field:
+                method = control.parse_method(value_text)
+                settings = self._control_settings if method is None else self._control_settings.replace(method=method)
+                enabled = method is not None
+            else:
+                settings = control.set_option(self._control_settings, field[0], value_text)
+                enabled = self.player.control is not None
+            if enabled:
+                settings.search_config(self.player.config)  # e.g. a score-valued net cannot run win-rate methods
+        except ValueError as e:
+            raise _Failure(str(e)) from None
+        self._control_settings = settings
+        self.player = self.player.replace(control=settings if enabled else None)
 
     def _analyze(self, args, cmd_id, *, kata: bool, genmove: bool):
         colour = None
@@ -1095,6 +1195,18 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--komi", type=float, default=7.5, help="initial komi")
     parser.add_argument("--algorithm", default="gumbel", choices=search.ALGORITHMS, help="search algorithm")
+    parser.add_argument(
+        "--control",
+        default="off",
+        help="position control: off, naive, A, B, C or endgame (docs/design.md §8)",
+    )
+    parser.add_argument(
+        "--control_option",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a position-control setting, e.g. gentleness=2.5 or gamma=2; repeat for more",
+    )
     parser.add_argument("--seed", type=int, default=0, help="PRNG seed (random net and searches)")
     parser.add_argument("--verbose", action="store_true", help="one line per genmove on stderr")
     return parser.parse_args(argv)
@@ -1114,6 +1226,7 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
     try:
         board_size = args.board_size if args.checkpoint or args.board_size else 9
         try:
+            controlled = control.from_options(args.control, args.control_option)
             player = players.load_player(
                 args.checkpoint,
                 board_size=board_size,
@@ -1121,7 +1234,7 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
                 filters=args.filters,
                 value_head=args.value_head,
                 seed=args.seed,
-            )
+            ).replace(control=controlled)
             engine = GtpEngine(
                 player,
                 visits=args.visits,

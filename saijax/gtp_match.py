@@ -13,6 +13,12 @@ GNU Go plays under Tromp–Taylor-compatible settings
 resign** (``--never-resign``, the default here): every game is played out
 to two passes and counted by saijax, so a match does not look better than
 it is because GNU Go gave up a game it could still have won.
+
+A player with position control (``player.control``, :mod:`saijax.control`)
+picks its move from its search's output with :func:`saijax.control.select`,
+given the engine's last move(s), as in the lockstep arena; its search is the
+player's own (give it ``control.search_config(config)``, e.g. Method A's
+PUCT with c_puct 10).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saijax import arena, go, gtp_client, players, results, search
+from saijax import arena, control, go, gtp_client, players, results, search
 
 __all__ = ["gnugo_arena_argv", "default_engine_name", "play_gtp_match"]
 
@@ -129,6 +135,8 @@ def play_gtp_match(
     name = engine_name or default_engine_name(engine_argv)
     if name == player.name:
         raise ValueError(f"the player and the engine are both named {name!r}")
+    if player.control is not None:
+        player.control.check_search(player.config, player.name)
     scorer = scorer or player
     komis, handicaps, a_black = settings.komis(), settings.handicaps(), settings.side_a_black()
     base = jax.random.PRNGKey(settings.seed)
@@ -188,9 +196,15 @@ def play_gtp_match(
                 elif colour == net_colour:
                     keys = arena.game_keys(base, game_id, jnp.int32(2 * ply))
                     out = search_fn(player.variables, keys, batched, agent)
+                    action = out.action
+                    if player.control is not None:
+                        # Position control picks the move from the search's output.
+                        history = np.asarray([moves], np.int32).reshape(1, len(moves))
+                        last = control.last_opponent_moves(history, len(moves), player.control.opponent_moves)
+                        action = control.select_fn(player.control)(out, batched, jnp.asarray(last), keys)
                     action, alpha, beta, child_q, visits, best, est = jax.device_get(
                         (
-                            out.action[0],
+                            action[0],
                             out.root_alpha[0],
                             out.root_beta[0],
                             out.child_q[0],

@@ -124,6 +124,34 @@ def test_cli_net_vs_net(net, tmp_path, capsys):
     assert {r.black for r in rows} == {"random", "random[l=0.5,m=0]"}
 
 
+def test_cli_sets_position_control_for_either_side(monkeypatch, capsys):
+    seen = {}
+
+    def fake_match(a, b, settings, **kwargs):
+        seen["players"] = (a, b)
+        return []
+
+    monkeypatch.setattr(arena, "play_match", fake_match)
+    argv = ["--player=random", "--opponent=random", "--games=2", "--board_size=5", f"--visits={VISITS}", "--quiet"]
+    code = arena.main([*argv, "--control=C", "--control_option=gentleness=1", "--opponent_control=endgame"])
+    assert code == 0
+    me, them = seen["players"]
+    assert me.control == control.ControlConfig(method="C", gentleness=1.0) and me.name == "random[C]"
+    assert me.config == search.SearchConfig(num_simulations=VISITS, algorithm="puct", c_puct=10.0)
+    assert them.control == control.ControlConfig(method="endgame") and them.name == "random[endgame]"
+    assert them.config == search.SearchConfig(num_simulations=VISITS)  # the endgame keeps the search
+    capsys.readouterr()
+    for flags, word in [
+        (["--control=C", "--control_option=gentleness=0"], "gentleness"),
+        (["--control=E"], "method"),
+        (["--opponent_control=B", "--opponent_control_option=gamma=x"], "gamma"),
+    ]:
+        assert arena.main([*argv, *flags]) == 2
+        assert word in capsys.readouterr().err
+    assert arena.main([*argv[:1], "--opponent=uniform", *argv[2:], "--opponent_control=C"]) == 2
+    assert "--opponent_control needs a net opponent" in capsys.readouterr().err
+
+
 def test_bad_settings_are_rejected(net):
     a, b = _player(net, "same", 0), _player(net, "same", 1)
     with pytest.raises(ValueError, match="distinct names"):

@@ -385,3 +385,44 @@ def test_arena_plays_controlled_moves_from_the_candidate_sets(match_players, met
         # Every running game has the opponent's last move, except before the first move.
         first = np.asarray(states.move_count) == 0
         assert np.all(((np.asarray(last)[:, 0] >= 0) | first)[active])
+
+
+# ---------------------------------------------------------------------------
+# Settings from text (GTP lz-setoption, --control_option).
+
+
+def test_settings_from_text():
+    assert control.parse_method("c") == "C" and control.parse_method("Endgame") == "endgame"
+    assert control.parse_method("off") is None and control.parse_method("none") is None
+    with pytest.raises(ValueError, match="method"):
+        control.parse_method("D")
+    config = control.set_option(control.ControlConfig(), "Gentleness", "1")
+    assert config == control.ControlConfig(gentleness=1.0)
+    assert control.set_option(config, "lead_band", "-8,-2").lead_band == (-8.0, -2.0)
+    assert control.set_option(config, "top_moves", "10").top_moves == 10
+    assert control.set_option(config, "method", "b").method == "B"
+    for field, text in [
+        ("gentleness", "x"),
+        ("gentleness", "nan"),
+        ("gentleness", "0"),
+        ("top_moves", "2.5"),
+        ("lead_band", "-2"),
+        ("method", "off"),
+    ]:
+        with pytest.raises(ValueError, match=f"ControlConfig.{field}"):
+            control.set_option(config, field, text)
+    with pytest.raises(ValueError, match="unknown position-control option 'frobnicate'"):
+        control.set_option(config, "frobnicate", "1")
+    assert {"method", "gentleness", "gamma", "lead_band", "min_visit_share"} <= set(control.FIELDS)
+    assert control.from_options("C", ["gentleness=1", "naturalness_weight=0.5"]) == control.ControlConfig(
+        method="C", gentleness=1.0, naturalness_weight=0.5
+    )
+    assert control.from_options("off", ["gamma=2"]) is None
+    for method, options, word in [
+        ("off", ["gamma=1.5x"], "gamma"),
+        ("C", ["gentleness"], "field=value"),
+        ("C", ["method=B"], "method"),
+        ("naive", ["target_winrate=0.6"], "target_winrate"),
+    ]:
+        with pytest.raises(ValueError, match=word):
+            control.from_options(method, options)

@@ -1,9 +1,10 @@
 """Matches against a GTP engine: a tiny net against GNU Go, counted as GNU Go counts."""
 
 import jax
+import numpy as np
 import pytest
 
-from saijax import arena, go, gtp_match, networks, players, results, search, sgf
+from saijax import arena, control, go, gtp_match, networks, players, results, search, sgf
 
 R5 = go.GoRules(5)
 VISITS = 8
@@ -74,3 +75,39 @@ def test_per_game_komi_reaches_the_engine(player, gnugo_path, tmp_path):
         assert r.end in ("cap", "passes")
         margin, record = _replayed_margin(r.sgf)
         assert record.komi == r.komi and margin == pytest.approx(r.margin)
+
+
+def test_position_control_picks_the_move_against_gnugo(player, gnugo_path, monkeypatch, tmp_path):
+    """The controlled player's moves are control.select's, given GNU Go's last move."""
+    del gnugo_path
+    config = control.ControlConfig(method="B")
+    controlled = player.replace(name="ctl", control=config, config=config.search_config(player.config))
+    calls = []
+    jitted = control.select_fn
+
+    def recording(cfg):
+        fn = jitted(cfg)
+
+        def select(out, states, last, key):
+            action = fn(out, states, last, key)
+            calls.append((cfg, out, states, np.asarray(last), int(action[0])))
+            return action
+
+        return select
+
+    monkeypatch.setattr(control, "select_fn", recording)
+    settings = arena.MatchSettings(games=2, komi=7.5, max_moves=8, sgf_dir=tmp_path)
+    games = gtp_match.play_gtp_match(controlled, gtp_match.gnugo_arena_argv(level=1), settings)
+    played = []
+    for g in games:
+        record = sgf.read_sgf(g.sgf)
+        colour = 1 if g.black == "ctl" else -1
+        moves = list(record.moves)
+        for ply, (c, a) in enumerate(zip(record.colours, moves)):
+            if c == colour:
+                played.append((a, moves[ply - 1] if ply else -1))
+    assert [(c[4], int(c[3][0, 0])) for c in calls] == played  # the selected move, after GNU Go's last one
+    for cfg, out, states, last, action in calls:
+        assert cfg == config and np.asarray(control.candidates(cfg, out, states, last))[0, action]
+    with pytest.raises(ValueError, match="value_mode"):
+        gtp_match.play_gtp_match(controlled.replace(config=search.SearchConfig(value_mode="score")), ["true"], settings)

@@ -6,6 +6,7 @@ once; the rest use one in-process engine. An optional slow test drives the
 engine with Sabaki's own GTP library (``@sabaki/gtp``, installed with npm).
 """
 
+import dataclasses
 import functools
 import json
 import math
@@ -24,7 +25,7 @@ import optax
 import pytest
 
 import saijax
-from saijax import checkpoints, go, gtp, networks, players, search, training
+from saijax import checkpoints, control, go, gtp, networks, players, search, training
 
 N = 5
 VISITS = 4
@@ -447,7 +448,7 @@ def test_analysis_rounds_pool_visits(engine):
 def test_kata_scores_come_from_the_search(engine):
     """scoreLead is the mover's α + k of the child and scoreStdev π/(√3 β)."""
     assert engine.handle("clear_board") == OK
-    result = engine._search_round(engine.state)
+    result = engine._search_round(engine._history[-1])
     for move in result.moves:
         assert math.isfinite(move["score_lead"]) and move["beta"] > 0
     analysis = engine.begin("kata-analyze")
@@ -666,6 +667,189 @@ def test_main_reports_a_bad_checkpoint(tmp_path, capsys):
     missing = tmp_path / "nothing-here"
     assert gtp.main([f"--checkpoint={missing}"]) == 2
     assert str(missing) in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# Position control (docs/design.md §8): agent settings of the engine.
+
+R5 = go.GoRules(N)
+
+
+def _fake_output(visits, q, prior):
+    """A one-game SearchOutput on 5×5 from {vertex: value} dicts; the search's own move is the most visited."""
+    actions = R5.num_actions
+
+    def row(values, fill, dtype=np.float32):
+        x = np.full((1, actions), fill, dtype)
+        for v, value in values.items():
+            x[0, go.from_gtp(R5, v)] = value
+        return jax.numpy.asarray(x)
+
+    counts = row(visits, 0, np.int32)
+    zeros = jax.numpy.zeros(1, jax.numpy.float32)
+    return search.SearchOutput(
+        action=jax.numpy.argmax(counts, axis=1).astype(jax.numpy.int32),
+        visit_counts=counts,
+        policy=jax.numpy.zeros((1, actions)),
+        root_alpha=zeros,
+        root_beta=zeros + 1,
+        root_winrate=zeros + 0.9,
+        root_value=zeros + 0.9,
+        x_lambda=zeros,
+        x_mu=zeros,
+        child_visits=counts,
+        child_q=row(q, np.nan),
+        child_prior=row(prior, 0.0),
+        child_score_lead=row({}, 0.0),
+        child_beta=row({}, 1.0),
+        child_pv=jax.numpy.full((1, actions, 1), -1, jax.numpy.int32),
+        pv=jax.numpy.full((1, 1), -1, jax.numpy.int32),
+        best_value=zeros + 0.9,
+        score_estimate=zeros,
+    )
+
+
+# Black to move after B E1, W D2. The search's own move is A5 (w 0.9); E2 and
+# A3 lose 0.05 (< 0.03·2.5) but have prior 0.04 < 0.05, so Ikeda and Viennot's
+# M⁺ is {A5}, unless Method B reweights E2: it is next to White's last move D2,
+# which attacks Black's E1 (×1.5 → 0.06 > 0.05), so B and C play E2 (C: 0.85 −
+# 0.25·0.06 < 0.9 − 0.25·0.1). A3 is 3.2 from D2 (×1.0) and never qualifies.
+# Methods A and naive (nearest ½) play B5 (w 0.6).
+_KNOWN = _fake_output(
+    visits={"A5": 300, "E2": 60, "A3": 60, "B5": 60},
+    q={"A5": 0.9, "E2": 0.85, "A3": 0.85, "B5": 0.6},
+    prior={"A5": 0.1, "E2": 0.04, "A3": 0.04, "B5": 0.02},
+)
+
+
+@pytest.fixture
+def controlled(engine, monkeypatch):
+    """The shared engine with a fake search that returns ``_KNOWN``; control reset after."""
+    monkeypatch.setattr(engine, "search", lambda state, visits=None: _KNOWN)
+    assert engine.handle("clear_board") == OK
+    yield engine
+    assert engine.handle("lz-setoption name control value off") == OK
+    engine._control_settings = control.ControlConfig()
+
+
+@pytest.mark.parametrize(
+    "setting,white,expected",
+    [
+        ("off", "D2", "A5"),  # the search's own move
+        ("B", "D2", "E2"),  # the opponent's last move, next to Black's stone, pulls B to E2
+        ("C", "D2", "E2"),
+        ("B", "A4", "A5"),  # far from E1, the last move does not attack: weights 1, M⁺ = {A5}
+        ("A", "D2", "B5"),
+        ("naive", "D2", "B5"),
+    ],
+)
+def test_genmove_honours_position_control(controlled, setting, white, expected):
+    assert controlled.handle(f"lz-setoption name control value {setting}") == OK
+    assert controlled.handle("play b E1") == OK
+    assert controlled.handle(f"play w {white}") == OK
+    assert controlled.handle("genmove b") == f"= {expected}\n\n"
+    # lz-genmove_analyze plays the same move, after the search's info line.
+    assert controlled.handle("undo") == OK
+    chunks = controlled.analysis_rounds("lz-genmove_analyze b", max_rounds=1)
+    assert chunks[1].startswith("info move A5 ") and chunks[-1] == f"play {expected}\n\n"
+
+
+def test_position_control_reads_the_last_moves_from_the_game_record(controlled):
+    assert controlled.handle("lz-setoption name control value B") == OK
+    for line in ("play b E1", "play w D2", "play b E4", "play w A4"):
+        assert controlled.handle(line) == OK
+    assert controlled.handle("genmove b") == "= A5\n\n"  # White's latest move is far from Black's stones
+    assert controlled.handle("undo") == OK
+    # With White's last two moves, D2 counts again (the nearest attacking one).
+    assert controlled.handle("lz-setoption name control opponent_moves value 2") == OK
+    assert controlled.handle("genmove b") == "= E2\n\n"
+    assert controlled.handle("undo") == OK
+    # Black twice in a row: White's turn is recorded as a pass, which is no move.
+    assert controlled.handle("lz-setoption name control opponent_moves value 1") == OK
+    assert controlled.handle("play w D1") == OK  # White twice: Black's turn is a pass
+    assert controlled.handle("genmove b") == "= E2\n\n"
+    assert controlled.handle("play b C1") == OK
+    assert controlled.handle("genmove b") == "= A5\n\n"
+
+
+def test_control_options_are_validated_and_kept_while_off(engine):
+    engine.handle("lz-setoption name control value off")
+    before = engine.control
+    assert before is None
+    assert engine.handle("lz-setoption name control gentleness value 1") == OK
+    assert engine.control is None  # still off; the setting waits
+    assert engine.handle("lz-setoption name control value c") == OK  # any case
+    assert engine.control == control.ControlConfig(method="C", gentleness=1.0)
+    assert engine.handle("lz-setoption name control gamma value 2") == OK
+    assert engine.handle("lz-setoption name control lead_band value -8,-2") == OK
+    assert engine.handle("lz-setoption name control min_visit_share value 0.5") == OK
+    good = control.ControlConfig(method="C", gentleness=1.0, gamma=2.0, lead_band=(-8, -2), min_visit_share=0.5)
+    assert engine.control == good
+    bad = {
+        "lz-setoption name control value D": "method",
+        "lz-setoption name control value 1": "method",
+        "lz-setoption name control gentleness value 0": "gentleness",
+        "lz-setoption name control gentleness value x": "gentleness",
+        "lz-setoption name control gamma value 0.5": "gamma",
+        "lz-setoption name control top_moves value 2.5": "top_moves",
+        "lz-setoption name control lead_band value -2,-8": "lead_band",
+        "lz-setoption name control frobnicate value 1": "frobnicate",
+        "lz-setoption name control gentleness extra value 1": "control gentleness extra",
+        "lz-setoption name control value": "syntax error",
+    }
+    for line, word in bad.items():
+        response = engine.handle(line)
+        assert response.startswith("? ") and word in response, (line, response)
+        assert engine.control == good and engine._control_settings == good
+    assert engine.handle("lz-setoption name control value off") == OK
+    assert engine.control is None and engine._control_settings == good
+    engine._control_settings = control.ControlConfig()
+
+
+def test_control_search_is_method_a_and_compiled_once_per_config(engine):
+    engine.handle("clear_board")
+    engine.handle("lz-setoption name control value off")
+    base = engine.search_config()
+    assert engine.handle("lz-setoption name control value C") == OK
+    assert engine.search_config() == dataclasses.replace(base, algorithm="puct", c_puct=10.0)
+    assert engine.handle("lz-setoption name control value endgame") == OK
+    assert engine.search_config() == base  # the endgame reads priors and score leads: the engine's search
+    assert engine.handle("lz-setoption name control value A") == OK
+    move = engine.handle("genmove b")
+    assert re.fullmatch(r"= ([A-E][1-5]|pass)\n\n", move), move
+    compiled = set(engine._search_fns)
+    assert dataclasses.replace(base, algorithm="puct", c_puct=10.0) in compiled
+    # Changing a selection parameter reuses the compiled search.
+    assert engine.handle("lz-setoption name control gentleness value 1.5") == OK
+    assert engine.handle("lz-setoption name control value B") == OK
+    assert re.fullmatch(r"= ([A-E][1-5]|pass)\n\n", engine.handle("genmove w"))
+    assert set(engine._search_fns) == compiled
+    engine.handle("lz-setoption name control value off")
+    engine._control_settings = control.ControlConfig()
+
+
+@pytest.mark.parametrize(
+    "flags,word",
+    [
+        (["--control=Q"], "method"),
+        (["--control=C", "--control_option", "gentleness=-1"], "gentleness"),
+        (["--control=C", "--control_option", "gentleness"], "field=value"),
+        (["--control=B", "--control_option", "frobnicate=1"], "frobnicate"),
+        (["--control_option", "gamma=0"], "gamma"),  # checked even with control off
+    ],
+)
+def test_main_rejects_bad_control_flags(flags, word, capsys):
+    assert gtp.main(["--board_size=5", "--blocks=1", "--filters=8", *flags]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("saijax.gtp: error:") and word in err, err
+
+
+def test_control_flags_set_the_engine(monkeypatch):
+    seen = {}
+    monkeypatch.setattr(gtp, "serve", lambda engine, stdin, stdout: seen.setdefault("engine", engine))
+    argv = ["--board_size=5", "--blocks=1", "--filters=8", "--control=endgame"]
+    assert gtp.main([*argv, "--control_option", "gamma=2", "--control_option=lead_band=-6,-2"]) == 0
+    assert seen["engine"].control == control.ControlConfig(method="endgame", gamma=2.0, lead_band=(-6, -2))
 
 
 # ---------------------------------------------------------------------------
