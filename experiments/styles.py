@@ -132,15 +132,14 @@ def run(args) -> list[dict]:
                     counts["open_all"] += 1
                     counts["open_low"] += line <= 2
         s = results.summarize(games, name)
-        margins = [g.margin * (1 if g.black == name else -1) for g in games if g.margin is not None]
         row = {
             "player": name,
-            "games": s.games,
-            "wins": s.wins,
-            "win_rate": round(s.win_rate, 4),
+            "games": s.overall.games,
+            "wins": s.overall.wins,
+            "win_rate": round(s.overall.win_rate, 4),
             "wilson_lo": round(s.wilson[0], 4),
             "wilson_hi": round(s.wilson[1], 4),
-            "mean_margin": round(float(np.mean(margins)), 2) if margins else float("nan"),
+            "mean_margin": round(s.overall.mean_margin, 2),
             "opening_moves": counts["open_all"],
             "opening_lines_1_2": round(counts["open_low"] / max(counts["open_all"], 1), 4),
             "moves": counts["all"],
@@ -167,6 +166,7 @@ def run(args) -> list[dict]:
         writer.writeheader()
         writer.writerows(summary)
     plot(summary, os.path.join(args.outdir, "styles.png"), args)
+    print(format_table(summary))
     return summary
 
 
@@ -187,6 +187,22 @@ def _tests(summary: list[dict]) -> None:
         if plain is not None and row is not plain:
             table = [[row["wins"], row["games"] - row["wins"]], [plain["wins"], plain["games"] - plain["wins"]]]
             row["p_wins"] = round(float(stats.fisher_exact(table).pvalue), 5)
+
+
+def format_table(summary: list[dict]) -> str:
+    """The summary as a Markdown table."""
+    lines = [
+        "| player | wins/games [95% Wilson] | mean margin | lines 1–2, opening (p vs plain) | "
+        "lines 1–2, all moves (p vs plain) | p (wins vs plain) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in summary:
+        lines.append(
+            f"| {r['player']} | {r['wins']}/{r['games']} [{100 * r['wilson_lo']:.0f}, {100 * r['wilson_hi']:.0f}] | "
+            f"{r['mean_margin']:+.1f} | {100 * r['opening_lines_1_2']:.0f}% ({r['p_opening_lines']}) | "
+            f"{100 * r['lines_1_2']:.0f}% ({r['p_all_lines']}) | {r['p_wins']} |"
+        )
+    return "\n".join(lines)
 
 
 def plot(summary: list[dict], path: str, args) -> None:
@@ -217,7 +233,7 @@ def plot(summary: list[dict], path: str, args) -> None:
     plt.close(fig)
 
 
-def main(argv=None) -> int:
+def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--net", default="zoo:go7-S1", help="the strong (plain) net")
     p.add_argument("--centre_net", default="zoo:go7-centre", help="the offline centre-style net")
@@ -236,9 +252,13 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
     p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)
-    if args.games < 1:
-        p.error("--games must be >= 1")
-    run(args)
+    if args.games < 1 or args.visits < 1:
+        p.error("--games and --visits must be >= 1")
+    return args
+
+
+def main(argv=None) -> int:
+    run(parse_args(argv))
     return 0
 
 

@@ -71,6 +71,11 @@ statistics. Options:
 * on the command line, ``--control=<method>`` and repeated
   ``--control_option field=value``.
 
+Playing style (docs/design.md §8, :mod:`saijax.styles`): the online method,
+a root prior reweighted by line and by Method B's distance to the opponent's
+last move: ``lz-setoption name style value centre|edge|off`` or
+``--style=centre``.
+
 A bad option or value is a GTP error naming it, and changes nothing.
 
 ``python -m saijax.gtp`` streams analysis until the next input line arrives:
@@ -99,7 +104,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import saijax
-from saijax import cli, control, go, players, search, sgf
+from saijax import cli, control, go, players, search, sgf, styles
 
 __all__ = ["GtpEngine", "Analysis", "serve", "main"]
 
@@ -1006,6 +1011,12 @@ class GtpEngine:
             self.resign_threshold = value
         elif name == "control" or name.startswith("control "):
             self._set_control(name.split()[1:], value_text)
+        elif name == "style":
+            try:
+                root_prior = _online_style(value_text)
+            except ValueError as e:
+                raise _Failure(str(e)) from None
+            self.player = self.player.replace(config=dataclasses.replace(self.player.config, root_prior=root_prior))
         else:
             raise _Failure(f"unknown option {name}")
         return ""
@@ -1081,6 +1092,17 @@ class GtpEngine:
             max_moves=max_moves,
             genmove_colour=colour if genmove else None,
         )
+
+
+def _online_style(text: str) -> styles.OnlineStyle | None:
+    """``--style`` / ``lz-setoption name style``: centre (or center), edge, or off/none."""
+    word = text.strip().lower()
+    if word in ("off", "none"):
+        return None
+    word = {"center": "centre"}.get(word, word)
+    if word not in styles.STYLES:
+        raise ValueError(f"unknown style {text!r}: use off, {', '.join(styles.STYLES)}")
+    return styles.OnlineStyle(word)
 
 
 @functools.cache
@@ -1207,6 +1229,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="FIELD=VALUE",
         help="a position-control setting, e.g. gentleness=2.5 or gamma=2; repeat for more",
     )
+    parser.add_argument("--style", default="off", help="online playing style: off, centre or edge (docs/design.md §8)")
     parser.add_argument("--seed", type=int, default=0, help="PRNG seed (random net and searches)")
     parser.add_argument("--verbose", action="store_true", help="one line per genmove on stderr")
     return parser.parse_args(argv)
@@ -1235,6 +1258,7 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
                 value_head=args.value_head,
                 seed=args.seed,
             ).replace(control=controlled)
+            config = dataclasses.replace(player.config, algorithm=args.algorithm, root_prior=_online_style(args.style))
             engine = GtpEngine(
                 player,
                 visits=args.visits,
@@ -1245,7 +1269,7 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
                 komi=args.komi,
                 seed=args.seed,
                 verbose=args.verbose,
-                search_config=dataclasses.replace(player.config, algorithm=args.algorithm),
+                search_config=config,
             )
         except (ValueError, OSError) as e:
             return cli.report_error(f"saijax.gtp: error: {e}", 2, exit_now=exit_on_error)

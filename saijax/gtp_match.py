@@ -16,8 +16,10 @@ it is because GNU Go gave up a game it could still have won.
 
 A player with position control (``player.control``, :mod:`saijax.control`)
 picks its move from its search's output with :func:`saijax.control.select`,
-given the engine's last move(s), as in the lockstep arena; its search is the
-player's own (give it ``control.search_config(config)``, e.g. Method A's
+given the engine's last move(s), and a player with the mixed style
+(``player.mixed``, :mod:`saijax.styles`) also searches with its biased net,
+as in the lockstep arena (:func:`saijax.arena.choose_moves`); its search is
+the player's own (give it ``control.search_config(config)``, e.g. Method A's
 PUCT with c_puct 10).
 """
 
@@ -31,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saijax import arena, control, go, gtp_client, players, results, search
+from saijax import arena, go, gtp_client, players, results, search
 
 __all__ = ["gnugo_arena_argv", "default_engine_name", "play_gtp_match"]
 
@@ -195,13 +197,9 @@ def play_gtp_match(
                     comments.append("random opening move")
                 elif colour == net_colour:
                     keys = arena.game_keys(base, game_id, jnp.int32(2 * ply))
-                    out = search_fn(player.variables, keys, batched, agent)
-                    action = out.action
-                    if player.control is not None:
-                        # Position control picks the move from the search's output.
-                        history = np.asarray([moves], np.int32).reshape(1, len(moves))
-                        last = control.last_opponent_moves(history, len(moves), player.control.opponent_moves)
-                        action = control.select_fn(player.control)(out, batched, jnp.asarray(last), keys)
+                    # The search's move, or position control's, or the mixed style's.
+                    history = np.asarray([moves], np.int32).reshape(1, len(moves))
+                    out, action = arena.choose_moves(player, rules, batched, keys, history, len(moves))
                     action, alpha, beta, child_q, visits, best, est = jax.device_get(
                         (
                             action[0],

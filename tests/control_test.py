@@ -245,9 +245,11 @@ def test_ties_are_broken_per_key_and_select_is_jitted_once():
     config = control.ControlConfig()
     fn = control.select_fn(config)
     last = jnp.full((1, 1), -1, jnp.int32)
+    fn(out, _states(5), last, jax.random.PRNGKey(0))
+    compiled = fn._cache_size()  # other tests may have compiled this config for other shapes
     picks = {int(fn(out, _states(5), last, jax.random.PRNGKey(s))[0]) for s in range(16)}
     assert picks == {0, 1}
-    assert fn._cache_size() == 1
+    assert fn._cache_size() == compiled
 
 
 def test_last_opponent_moves():

@@ -25,7 +25,7 @@ import optax
 import pytest
 
 import saijax
-from saijax import checkpoints, control, go, gtp, networks, players, search, training
+from saijax import checkpoints, control, go, gtp, networks, players, search, styles, training
 
 N = 5
 VISITS = 4
@@ -931,3 +931,15 @@ def test_sabaki_gtp_controller(tmp_path):
             check(info + "\n")
         assert result["next"] == {"id": None, "content": "2", "error": False}
     assert "Black to play, move 2" in out["showboard"]["content"]
+
+
+def test_style_option_sets_the_online_root_prior(engine):
+    engine.handle("clear_board")
+    assert engine.handle("lz-setoption name style value center") == OK
+    assert engine.search_config().root_prior == styles.OnlineStyle("centre")
+    assert re.fullmatch(r"= ([A-E][1-5]|pass)\n\n", engine.handle("genmove b"))
+    response = engine.handle("lz-setoption name style value diagonal")
+    assert response.startswith("? ") and "unknown style" in response
+    assert engine.search_config().root_prior == styles.OnlineStyle("centre")
+    assert engine.handle("lz-setoption name style value off") == OK
+    assert engine.search_config().root_prior is None
