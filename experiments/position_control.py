@@ -95,7 +95,7 @@ if __package__ in (None, ""):
     # Run as a script from a checkout: make `saijax` importable without install.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from saijax import arena, control, gtp_match, players, results, search, sgf  # noqa: E402
+from saijax import arena, control, gtp_client, gtp_match, players, results, search, sgf  # noqa: E402
 
 METHODS = "none,naive,A,B,C:1,C:2.5,endgame:2,endgame:5"
 GAME_COLUMNS = tuple(
@@ -446,7 +446,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     try:
         run(args)
-    except (ValueError, OSError) as e:
+    except (ValueError, OSError, gtp_client.GtpError) as e:
+        # A condition already written stays: rerunning the same command resumes after it.
         print(f"position_control: error: {e}", file=sys.stderr)
         return 2
     return 0

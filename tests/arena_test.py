@@ -129,7 +129,7 @@ def test_cli_sets_position_control_for_either_side(monkeypatch, capsys):
 
     def fake_match(a, b, settings, **kwargs):
         seen["players"] = (a, b)
-        return []
+        return [results.GameResult(black=a.name, white=b.name, winner="black", margin=1.0, moves=1, komi=7.5, game=0)]
 
     monkeypatch.setattr(arena, "play_match", fake_match)
     argv = ["--player=random", "--opponent=random", "--games=2", "--board_size=5", f"--visits={VISITS}", "--quiet"]
