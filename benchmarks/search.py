@@ -11,7 +11,16 @@ B·(S+1) / time, the root evaluation included). It prints both, their ratio
 The two are timed in alternating rounds (the forward pass as the best of a
 few calls, then one search), and the ratio is the median over the rounds, so
 a slow spell of the machine hits both sides of a round alike; the spread
-(min–max over rounds) is printed with it.
+(min–max over rounds) is printed with it. Each is timed twice: by the wall
+clock, and by the CPU time of this process (all its threads). On a machine
+shared with other work the CPU-time ratio is the steadier of the two, since
+time spent waiting for a core is not counted; on an idle machine the wall
+ratio is the one that matters.
+
+It also prints the search tree's memory per node on 9×9 and 19×19: the bytes
+of the per-node embeddings (what the tree stores of each position), and of
+the whole tree (with mctx's per-child arrays), computed from the tree's array
+shapes (``jax.eval_shape``, nothing is run).
 """
 
 import argparse
@@ -25,15 +34,16 @@ from saijax import go, networks, search
 
 
 def _time(fn, *args, repeats=5):
+    """(wall seconds, CPU seconds) of a call, each the best of ``repeats``."""
     out = fn(*args)
     jax.block_until_ready(out)
-    best = float("inf")
+    wall = cpu = float("inf")
     for _ in range(repeats):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         out = fn(*args)
         jax.block_until_ready(out)
-        best = min(best, time.perf_counter() - t)
-    return best
+        wall, cpu = min(wall, time.perf_counter() - t), min(cpu, time.process_time() - c)
+    return wall, cpu
 
 
 def positions(rules, batch, moves, seed=0):
@@ -61,16 +71,36 @@ def measure(rules, batch, sims, blocks, filters, states, rounds):
     for _ in range(rounds):
         t_fwds.append(_time(forward, variables, states, repeats=5))
         t_searches.append(_time(fn, variables, key, states, agent, repeats=1))
-    t_fwds, t_searches = np.array(t_fwds), np.array(t_searches)
+    t_fwds, t_searches = np.array(t_fwds), np.array(t_searches)  # [rounds, (wall, cpu)]
     ratios = (sims + 1) * t_fwds / t_searches
-    ratio = float(np.median(ratios))
-    fwd_rate = batch / float(np.median(t_fwds))
-    search_rate = batch * (sims + 1) / float(np.median(t_searches))
+    ratio, cpu_ratio = np.median(ratios, axis=0)
+    fwd_rate = batch / float(np.median(t_fwds[:, 0]))
+    search_rate = batch * (sims + 1) / float(np.median(t_searches[:, 0]))
     print(
         f"{blocks}x{filters}: forward {fwd_rate:,.0f} evals/s | search {search_rate:,.0f} evals/s | "
-        f"ratio {ratio:.2f} (rounds: {ratios.min():.2f}-{ratios.max():.2f}) | "
-        f"time outside the net {max(1.0 - ratio, 0.0):.0%}"
+        f"ratio {ratio:.2f} (rounds: {ratios[:, 0].min():.2f}-{ratios[:, 0].max():.2f}) | "
+        f"CPU-time ratio {cpu_ratio:.2f} (rounds: {ratios[:, 1].min():.2f}-{ratios[:, 1].max():.2f}) | "
+        f"CPU time outside the net {max(1.0 - cpu_ratio, 0.0):.0%}"
     )
+
+
+def tree_bytes_per_node(size, batch=2, sims=8):
+    """(embedding bytes, whole-tree bytes) per node of a search on a size×size board."""
+    rules = go.GoRules(size)
+    net = networks.make_network(size, blocks=1, filters=8)
+    variables = jax.eval_shape(lambda: networks.init_network(net, jax.random.PRNGKey(0)))
+    states = jax.eval_shape(lambda: jax.vmap(lambda k: go.init(rules, k))(jnp.full((batch,), 7.5)))
+    fn = search.make_search_fn(
+        search.make_network_evaluator(net, rules), rules, search.SearchConfig(num_simulations=sims), return_tree=True
+    )
+    _, tree = jax.eval_shape(fn, variables, jax.random.PRNGKey(0), states)
+    nodes = batch * (sims + 1)
+
+    def nbytes(x):
+        return sum(a.size * a.dtype.itemsize for a in jax.tree_util.tree_leaves(x))
+
+    whole = nbytes(tree) - nbytes((tree.root_invalid_actions, tree.extra_data))
+    return nbytes(tree.embeddings) / nodes, whole / nodes
 
 
 def main():
@@ -86,6 +116,9 @@ def main():
         f"jax {jax.__version__} on {jax.devices()[0].platform}; {args.size}x{args.size}, batch {args.batch}, "
         f"{args.simulations} simulations"
     )
+    for size in (9, 19):
+        embedding, whole = tree_bytes_per_node(size)
+        print(f"tree memory on {size}x{size}: embeddings {embedding:,.0f} B/node, whole tree {whole:,.0f} B/node")
     states = positions(rules, args.batch, moves=20)
     for spec in args.nets.split(","):
         blocks, filters = (int(x) for x in spec.split("x"))

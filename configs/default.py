@@ -44,6 +44,11 @@ def get_config() -> ml_collections.ConfigDict:
     config.network.value_head = "sai"
     # β = exp(out)·beta_scale; 0.0 means 10/N² (SAI's engine).
     config.network.beta_scale = 0.0
+    # Compute precision of the net in self-play, gating and the empty-board
+    # metrics: 'float32' or 'bfloat16' (trunk and hidden layers in bfloat16,
+    # outputs float32; what a GPU or TPU runs fastest, see docs/performance.md).
+    # Training is float32 either way.
+    config.precision = "float32"
 
     # --- Search (docs/design.md §4, §5).
     config.search = ml_collections.ConfigDict()

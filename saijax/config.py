@@ -192,6 +192,7 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     _int(config, "network.filters", 1)
     head = _choice(config, "network.value_head", networks.VALUE_HEADS)
     _float(config, "network.beta_scale", 0.0)
+    _choice(config, "precision", networks.PRECISIONS)
 
     # Search.
     _choice(config, "search.algorithm", search.ALGORITHMS)

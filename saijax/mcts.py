@@ -14,6 +14,10 @@ returns the same tree. Two things differ, both for the batched case:
 * **Randomness is per game.** The action-selection keys of game ``i`` come
   from its own key and the simulation number, so a game's search does not
   depend on the rest of the batch.
+* **The model may read the tree** (``recurrent_fn_reads_tree``): besides the
+  parent's embedding it then gets the tree and the parent node indices, so a
+  node's embedding need not repeat what its ancestors hold (saijax.search
+  keeps the superko record out of the nodes and reads the path instead).
 
 The update arithmetic is mctx's, operation for operation, so the trees match
 ``mctx.search`` given the same selections (see tests/search_test.py).
@@ -45,6 +49,7 @@ def search(
     num_simulations: int,
     invalid_actions: chex.Array,
     extra_data: Any = None,
+    recurrent_fn_reads_tree: bool = False,
 ) -> mctx.Tree:
     """Runs ``num_simulations`` simulations from a batch of roots.
 
@@ -61,6 +66,9 @@ def search(
         invalid_actions: [B, A] bool, True where an action is illegal at the
             root.
         extra_data: stored in ``tree.extra_data`` (e.g. the Gumbel noise).
+        recurrent_fn_reads_tree: call ``recurrent_fn(params, rng_key, action,
+            embedding, tree, parent)``, with the tree before the expansion and
+            ``parent`` [B] the expanded nodes (the parents of the new ones).
 
     Returns:
         The ``mctx.Tree`` with batch B and ``num_simulations + 1`` nodes.
@@ -78,7 +86,8 @@ def search(
         )
         child = tree.children_index[rows, parent, action]
         child = jnp.where(child == Tree.UNVISITED, sim + 1, child)
-        tree = _expand(params, jax.random.fold_in(keys[0], sim), tree, recurrent_fn, parent, action, child)
+        key = jax.random.fold_in(keys[0], sim)
+        tree = _expand(params, key, tree, recurrent_fn, parent, action, child, recurrent_fn_reads_tree)
         return _backward(tree, child)
 
     return jax.lax.fori_loop(0, num_simulations, body, tree)
@@ -163,11 +172,14 @@ def _instantiate(root: mctx.RootFnOutput, num_simulations: int, invalid_actions,
     return _write_node(tree, root_node, root.prior_logits, root.value, root.embedding)
 
 
-def _expand(params, key, tree: Tree, recurrent_fn, parent, action, child) -> Tree:
+def _expand(params, key, tree: Tree, recurrent_fn, parent, action, child, reads_tree: bool) -> Tree:
     """Evaluates (parent, action) of every game and stores it as node ``child``."""
     rows = jnp.arange(parent.shape[0])
     embedding = jax.tree_util.tree_map(lambda x: x[rows, parent], tree.embeddings)
-    out, embedding = recurrent_fn(params, key, action, embedding)
+    if reads_tree:
+        out, embedding = recurrent_fn(params, key, action, embedding, tree, parent)
+    else:
+        out, embedding = recurrent_fn(params, key, action, embedding)
     tree = _write_node(tree, child, out.prior_logits, out.value, embedding)
     return tree.replace(
         children_index=_set(tree.children_index, child, parent, action),

@@ -57,8 +57,10 @@ import jax.numpy as jnp
 __all__ = [
     "NetworkOutputs",
     "NetworkSpec",
+    "PRECISIONS",
     "SaiNet",
     "VALUE_HEADS",
+    "compute_dtype",
     "apply_network",
     "init_network",
     "input_planes",
@@ -67,6 +69,8 @@ __all__ = [
 ]
 
 VALUE_HEADS = ("sai", "winrate", "score")
+# Compute precisions for evaluating a net (``SaiNet.dtype``). Training is float32.
+PRECISIONS = ("float32", "bfloat16")
 
 # The β sub-head's pre-exponential output is clipped to this range. exp(±20)
 # spans about [2e-9, 5e8]: times beta_scale (10/N², at least ~0.028) that is
@@ -122,6 +126,17 @@ def input_planes(value_head: str) -> int:
     if value_head not in VALUE_HEADS:
         raise ValueError(f"value_head must be one of {VALUE_HEADS}, got {value_head!r}")
     return 17 if value_head == "sai" else 18
+
+
+def compute_dtype(precision: str) -> Any:
+    """The ``SaiNet.dtype`` for a precision name: None (float32) or ``jnp.bfloat16``.
+
+    Raises:
+      ValueError: ``precision`` is not one of :data:`PRECISIONS`.
+    """
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    return None if precision == "float32" else jnp.bfloat16
 
 
 def _is_int(x: Any) -> bool:

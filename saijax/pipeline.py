@@ -183,7 +183,8 @@ def _build(spec: networks.NetworkSpec, config, rules: go.GoRules, mesh) -> _Buil
     net = spec.build()
     optimizer = training.make_optimizer(config.training)
     train_step = training.make_train_step(net, spec.board_size, config.training, mesh=mesh, optimizer=optimizer)
-    return _Built(spec, net, optimizer, train_step, search.make_network_evaluator(net, rules))
+    evaluator = search.make_network_evaluator(net, rules, precision=config.precision)
+    return _Built(spec, net, optimizer, train_step, evaluator)
 
 
 def _resume_spec(config, meta: dict[str, Any], step_dir: str) -> networks.NetworkSpec:
@@ -477,7 +478,7 @@ def _train_with_gating(config, rules, net, state, previous, train_step, sample, 
     quiet = dataclasses.replace(
         search_config(config, generation), dirichlet_fraction=0.0, gumbel_scale=0.0, temperature=0.0
     )
-    previous_player = players.Player.from_network("previous", net, previous, config=quiet)
+    previous_player = players.Player.from_network("previous", net, previous, config=quiet, precision=config.precision)
     scores = []
     for i, cand in enumerate(candidates):
         player = previous_player.replace(name=f"candidate{i}", variables=cand)

@@ -5,9 +5,10 @@ evaluator and its variables (a network's ``{'params', 'batch_stats'}``), the
 static search settings (:class:`saijax.search.SearchConfig`) and the λ/μ
 agent (:class:`saijax.search.Agent`, validated in its own constructor). The
 arena, the GTP engine, gating and the experiments all play with players; a
-player with another agent or visit count is a new player
-(:meth:`Player.with_agent`, :meth:`Player.with_visits`). A network's dense
-layers fix N, so a player supports exactly one board size.
+player with another agent, visit count or network precision is a new
+player (:meth:`Player.with_agent`, :meth:`Player.with_visits`,
+:meth:`Player.with_precision`). A network's dense layers fix N, so a
+player supports exactly one board size.
 
 Ways to get one:
 
@@ -44,9 +45,9 @@ __all__ = ["Player", "load_player", "random_player", "uniform_player"]
 
 
 @functools.cache
-def _network_evaluator(net: networks.SaiNet) -> search.Evaluator:
-    """One evaluator per network shape, so equal networks share compiled searches."""
-    return search.make_network_evaluator(net, go.GoRules(net.board_size))
+def _network_evaluator(net: networks.SaiNet, precision: str = "float32") -> search.Evaluator:
+    """One evaluator per network shape and precision, so equal networks share compiled searches."""
+    return search.make_network_evaluator(net, go.GoRules(net.board_size), precision=precision)
 
 
 def _default_config(value_head: str) -> search.SearchConfig:
@@ -122,15 +123,18 @@ class Player:
         agent: search.Agent | None = None,
         description: str = "",
         generation: int | None = None,
+        precision: str = "float32",
     ) -> Player:
         """A player from a flax network and its ``{"params", "batch_stats"}``.
 
         Without a config, the default search settings, with
-        ``value_mode="score"`` for a ``score`` head.
+        ``value_mode="score"`` for a ``score`` head. ``precision`` is the
+        net's compute precision in searches (``networks.PRECISIONS``; see
+        :func:`saijax.search.make_network_evaluator`).
         """
         return cls(
             name=name,
-            evaluator=_network_evaluator(net),
+            evaluator=_network_evaluator(net, precision),
             variables=variables,
             config=config or _default_config(net.value_head),
             board_size=net.board_size,
@@ -177,6 +181,17 @@ class Player:
     def with_visits(self, visits: int) -> Player:
         """This player searching ``visits`` simulations per move."""
         return self.replace(config=dataclasses.replace(self.config, num_simulations=int(visits)))
+
+    def with_precision(self, precision: str) -> Player:
+        """This player with its network computing in ``precision`` ("float32" or
+        "bfloat16", see :func:`saijax.search.make_network_evaluator`).
+
+        Raises:
+          ValueError: the player has no network, or an unknown precision.
+        """
+        if self.net is None:
+            raise ValueError(f"player {self.name!r} has no network whose precision could change")
+        return self.replace(evaluator=_network_evaluator(self.net, precision))
 
     def describe(self) -> str:
         """One line: name, search and agent."""

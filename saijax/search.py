@@ -2,8 +2,9 @@
 
 The search is mctx's algorithm (Gumbel MuZero or PUCT action selection on an
 ``mctx.Tree``, run by :func:`saijax.mcts.search`, whose backward pass is
-batched) with the Go state plus the node's (α, β) as the embedding. What
-makes it SAI's is the value given to every node:
+batched) with the Go state, without its superko record, plus the node's
+(α, β) as the embedding. What makes it SAI's is the value given to every
+node:
 
 * At the root, the evaluator's (α_s, β_s) and the real signed komi k_s give
   the bonus interval [x_μ, x_λ] (``sigmoid.agent_interval``; the variable
@@ -35,12 +36,22 @@ Illegal moves get prior logit ``finfo.min`` at every node; if PUCT still
 selects one inside the tree (possible when every legal child looks bad), the
 transition is a terminal loss for the mover, so it is never preferred.
 
-Memory: the tree stores, per node, the embedding (the ``GoState`` plus α, β)
-and mctx's per-child arrays. With P = N², A = P + 1 and H ≈ 2P + 1 hash
-slots, the GoState is about 16·P + 8·H + 16 bytes, i.e. 11.6 kB on 19×19, and
-mctx's six [A] child arrays take 24·A = 8.7 kB: about 20 kB per node. A
-19×19 search with 800 simulations at batch 256 therefore stores about
-205k nodes × 20 kB ≈ 4.2 GB, which fits comfortably in a 40 GB accelerator.
+Superko in the tree: a game's superko record (``GoState.hash_history``, one
+hash per position played) is stored once, at the root, not in every node.
+Nodes hold :func:`saijax.go.without_history` states, and expanding a node
+steps its parent with ``go.step(..., seen=...)``, where a position counts as
+seen if it is in the root's record or is the position of a node on the path
+from the root to the parent (read from the tree's parent links and the
+nodes' hashes). That is exactly the record the game would have at that node,
+so a move is legal in the tree exactly when it would be legal in the game.
+
+Memory: the tree stores, per node, the embedding (the ``GoState`` without
+its record, plus α, β) and mctx's per-child arrays. With P = N² and A = P + 1,
+the state is 16·P + 24 bytes: 1.3 kB on 9×9, 5.8 kB on 19×19 (the record
+would add 8·H, H ≈ 2P hash slots: 1.4 and 5.8 kB). mctx's six [A] child
+arrays take 24·A bytes: 2.0 and 8.7 kB. A 19×19 search with 800 simulations
+at batch 256 therefore stores about 205k nodes × 14.5 kB ≈ 3 GB.
+`benchmarks/search.py` prints these figures from the tree's shapes.
 """
 
 from __future__ import annotations
@@ -199,7 +210,7 @@ class AgentParams:
 
 @struct.dataclass
 class _Embedding:
-    state: go.GoState  # [B, ...]
+    state: go.GoState  # [B, ...] without its superko record (go.without_history)
     alpha: chex.Array  # [B] the node's α (TT margin at terminal nodes)
     beta: chex.Array  # [B]
 
@@ -210,6 +221,7 @@ class _RootInfo:
     x_mu: chex.Array  # [B]
     player: chex.Array  # [B] int8, the root's player to move
     komi: chex.Array  # [B], black's komi
+    history: chex.Array  # [B, H, 2] uint32, the roots' superko records (GoState.hash_history)
 
 
 @struct.dataclass
@@ -244,14 +256,27 @@ class SearchOutput:
 # Evaluators.
 
 
-def make_network_evaluator(net: networks.SaiNet, rules: go.GoRules) -> Evaluator:
+def make_network_evaluator(net: networks.SaiNet, rules: go.GoRules, *, precision: str = "float32") -> Evaluator:
     """Wraps a network (eval mode) as an evaluator over ``{"params", "batch_stats"}``.
 
     Baseline heads are expressed as (α, β): for ``winrate``, β = 1 and
     α = logit(p) − k_s, so τ(k_s) is the net's win probability p; for
     ``score``, β = 1 and α = predicted margin − k_s, so α + k_s is the net's
     predicted final margin.
+
+    Args:
+      net: the network.
+      rules: the rules of its board size.
+      precision: one of ``networks.PRECISIONS``. "bfloat16" runs the trunk and
+        hidden layers in bfloat16 (``SaiNet.dtype``; the float32 parameters
+        are cast as they are used), which is what a GPU or TPU runs fastest;
+        the output layers compute in float32 and the logits, α and β come
+        back as float32 either way.
+
+    Raises:
+      ValueError: an unknown precision.
     """
+    net = net.clone(dtype=networks.compute_dtype(precision))
     head = net.value_head
 
     def evaluate(variables, states):
@@ -291,15 +316,36 @@ def _masked_logits(logits, legal):
     return jnp.where(legal, logits, jnp.finfo(logits.dtype).min)
 
 
-def _make_recurrent_fn(evaluator: Evaluator, rules: go.GoRules, config: SearchConfig):
-    vstep = jax.vmap(lambda s, a: go.step(rules, s, a))
+def _step_in_tree(rules: go.GoRules, state, action, root_history, parents, hashes, node):
+    """``go.step`` from one game's tree node ``node`` (its state has no record).
 
-    def recurrent_fn(params, rng_key, action, embedding: _Embedding):
+    The superko record is the root's ``root_history`` [H, 2] plus the hashes
+    of the nodes on the path from ``node`` up to the root (``parents`` [M],
+    ``hashes`` [M, 2], the tree's), walked once per step; the root's own hash
+    is in its record.
+    """
+
+    def seen(candidates):
+        def up(carry):
+            at, hit = carry
+            h = hashes[at]
+            return parents[at], hit | ((candidates[:, 0] == h[0]) & (candidates[:, 1] == h[1]))
+
+        start = (node, go.in_history(root_history, candidates))
+        return jax.lax.while_loop(lambda c: c[0] != mctx.Tree.ROOT_INDEX, up, start)[1]
+
+    return go.step(rules, state, action, seen=seen)
+
+
+def _make_recurrent_fn(evaluator: Evaluator, rules: go.GoRules, config: SearchConfig):
+    vstep = jax.vmap(functools.partial(_step_in_tree, rules))
+
+    def recurrent_fn(params, rng_key, action, embedding: _Embedding, tree: mctx.Tree, parent):
         del rng_key
         net_params, root = params
         states = embedding.state
         was_legal = jnp.take_along_axis(states.legal, action[:, None], axis=1)[:, 0]
-        nxt = vstep(states, action)
+        nxt = vstep(states, action, root.history, tree.parents, tree.embeddings.state.hash, parent)
         logits, alpha, beta = evaluator(net_params, nxt)
         term = nxt.terminated
         # Scoring is a flood fill: skip it when no leaf in the batch has ended.
@@ -452,6 +498,7 @@ def _gumbel_policy(search_params, keys, root, recurrent_fn, legal, config: Searc
         num_simulations=config.num_simulations,
         invalid_actions=invalid,
         extra_data=mctx.GumbelMuZeroExtraData(root_gumbel=gumbel),
+        recurrent_fn_reads_tree=True,
     )
     visits = tree.summary().visit_counts
     considered = jnp.max(visits, axis=-1, keepdims=True)
@@ -494,6 +541,7 @@ def _puct_policy(search_params, keys, root, recurrent_fn, legal, config: SearchC
         interior_action_selection_fn=selection,
         num_simulations=config.num_simulations,
         invalid_actions=~legal,
+        recurrent_fn_reads_tree=True,
     )
     visits = tree.summary().visit_probs  # visit-count distribution
     if config.temperature > 0:
@@ -531,7 +579,9 @@ def _search_batch(
     beta = beta.astype(jnp.float32)
     k_root = sigmoid.signed_komi(states.komi, states.to_play.astype(jnp.float32))
     x_lambda, x_mu = sigmoid.agent_interval(alpha, beta, k_root, lam, mu, threshold)
-    root_info = _RootInfo(x_lambda=x_lambda, x_mu=x_mu, player=states.to_play, komi=states.komi)
+    root_info = _RootInfo(
+        x_lambda=x_lambda, x_mu=x_mu, player=states.to_play, komi=states.komi, history=states.hash_history
+    )
     # A finished root (a lockstep slot waiting to be refilled) only "passes".
     legal = jnp.where(states.terminated[:, None], jnp.arange(states.legal.shape[1]) == rules.pass_action, states.legal)
     root_value = _node_value(config, rules, alpha, beta, states, root_info)
@@ -541,7 +591,7 @@ def _search_batch(
     root = mctx.RootFnOutput(
         prior_logits=_masked_logits(root_logits, legal),
         value=root_value,
-        embedding=_Embedding(states, alpha, beta),
+        embedding=_Embedding(go.without_history(states), alpha, beta),
     )
     recurrent_fn = _make_recurrent_fn(evaluator, rules, config)
     search_params = (params, root_info)

@@ -147,6 +147,7 @@ def test_lambda_below_mu_names_both():
         ("search.value_mode", "winrate", ["search.value_mode", "'winrate'"]),
         ("training.lr_schedule", "step", ["training.lr_schedule", "'step'"]),
         ("gating.threshold", 1.5, ["gating.threshold", "1.5"]),
+        ("precision", "float16", ["precision", "'float16'"]),
     ],
 )
 def test_bad_field_is_named(path, value, expected):

@@ -150,6 +150,101 @@ def test_never_suicide_or_superko():
             assert (np.asarray(out.policy)[~legal] < 1e-6).all()
 
 
+def _replay_tree(rules, root_state, tree, game=0):
+    """Every expanded node's full state (superko record included), by replaying
+    its path from the root with go.step. A node's parent has a smaller index."""
+    parents = np.asarray(tree.parents[game])
+    actions = np.asarray(tree.action_from_parent[game])
+    visits = np.asarray(tree.node_visits[game])
+    step = jax.jit(lambda s, a: go.step(rules, s, a))
+    states = {0: root_state}
+    for i in range(1, len(parents)):
+        if visits[i] > 0:
+            states[i] = step(states[int(parents[i])], int(actions[i]))
+    return states
+
+
+def _assert_tree_matches_replay(rules, root_state, tree):
+    """The tree's nodes (stored without their superko record) have exactly the
+    legal moves of the game replayed to them."""
+    nodes = tree.embeddings.state
+    for i, full in _replay_tree(rules, root_state, tree).items():
+        np.testing.assert_array_equal(np.asarray(nodes.board[0, i]), np.asarray(full.board), err_msg=f"node {i}")
+        np.testing.assert_array_equal(np.asarray(nodes.legal[0, i]), np.asarray(full.legal), err_msg=f"node {i}")
+    assert nodes.hash_history.shape[-2] == 0  # the record is not stored per node
+
+
+def scripted_evaluator(rules, line, bonus=30.0):
+    """The oracle's α and β, with the prior all but certain of ``line[move_count]``
+    (uniform after the line): a search that walks down one chosen line."""
+    base = oracle_evaluator(rules)
+    wanted = jnp.asarray(list(line) + [-1], jnp.int32)
+
+    def evaluate(params, states):
+        _, alpha, beta = base(params, states)
+        want = wanted[jnp.minimum(states.move_count, len(line))]
+        logits = jnp.where(jnp.arange(rules.num_actions)[None, :] == want[:, None], bonus, 0.0)
+        return logits, alpha, beta
+
+    return evaluate
+
+
+def test_superko_deep_in_the_tree():
+    # White to move. Three moves away from the ko, then Black takes it: White's
+    # immediate retake would recreate the position after the third move, a
+    # position that exists only inside the tree (not in the root's record).
+    root = position(
+        R5,
+        """
+        . X O . .
+        X O . O .
+        . X O . .
+        . . . . .
+        . . . . .""",
+        to_play=-1,
+    )
+    take, retake = pt(R5, 1, 2), pt(R5, 1, 1)
+    line = [pt(R5, 4, 4), pt(R5, 4, 1), pt(R5, 3, 4), take, retake]
+    cfg = search.SearchConfig(num_simulations=8, max_num_considered_actions=1, gumbel_scale=0.0)
+    fn = search.make_search_fn(scripted_evaluator(R5, line), R5, cfg, return_tree=True)
+    out, tree = fn(None, jax.random.PRNGKey(0), batch(root))
+    node = 0
+    for move in line[:4]:
+        node = int(tree.children_index[0, node, move])
+        assert node > 0, "the search did not follow the scripted line"
+    after_take = jax.tree_util.tree_map(lambda x: x[0, node], tree.embeddings.state)
+    assert int(after_take.board[retake]) == 0 and int(after_take.to_play) == -1
+    assert not bool(after_take.legal[retake])  # forbidden by superko...
+    fresh = go.setup(
+        R5,
+        0.0,
+        black=np.flatnonzero(np.asarray(after_take.board) == 1),
+        white=np.flatnonzero(np.asarray(after_take.board) == -1),
+        to_play=-1,
+    )
+    assert bool(fresh.legal[retake])  # ...and by nothing else
+    assert int(tree.children_index[0, node, retake]) == -1  # never tried
+    _assert_tree_matches_replay(R5, root, tree)
+
+
+def test_tree_legality_matches_the_game():
+    """Every node of a wide search around a ko has the game's legal moves."""
+    ko = position(
+        R5,
+        """
+        . X O . .
+        X O . O .
+        . X O . .
+        . . . . .
+        . . . . .""",
+    )
+    fn = search.make_search_fn(
+        oracle_evaluator(R5), R5, search.SearchConfig(**dict(DEEP, num_simulations=96)), return_tree=True
+    )
+    _, tree = fn(None, jax.random.PRNGKey(1), batch(ko))
+    _assert_tree_matches_replay(R5, ko, tree)
+
+
 TWO_CAPTURES = """
     X X X . X
     X O O O X
@@ -194,7 +289,8 @@ def test_perspective_of_a_leaf():
     cfg = search.SearchConfig()
     for player in (1, -1):
         k = sigmoid.signed_komi(st.komi, jnp.float32(player))
-        root = search._RootInfo(x_lambda=k, x_mu=k, player=jnp.array([player], jnp.int8), komi=st.komi)
+        player_ = jnp.array([player], jnp.int8)
+        root = search._RootInfo(x_lambda=k, x_mu=k, player=player_, komi=st.komi, history=st.hash_history)
         v = search._node_value(cfg, R5, alpha, beta, st, root)
         # Value from the leaf's player's view is the same whoever is the root,
         # so the two colours' views are negatives of each other.
@@ -310,3 +406,37 @@ def test_baseline_heads_plug_in():
             x = features.network_inputs(R5, states, head)
             raw = net.apply(variables, x, train=False)
             np.testing.assert_allclose(np.asarray(out.root_winrate), (np.asarray(raw.value) + 1) / 2, atol=1e-5)
+
+
+def test_bfloat16_evaluation_plays_the_float32_moves():
+    """bfloat16 network evaluation (SaiNet.dtype) chooses the float32 moves on
+    fixed positions, with outputs within bfloat16's tolerance and in float32."""
+    from saijax import zoo  # a trained net: its moves are decided, not near-ties
+
+    player = zoo.load("go7-S1")
+    half = player.with_precision("bfloat16")
+    openings = [[], ["D4"], ["D4", "C5"], ["D4", "C5", "E3"], ["D4", "C5", "E3", "C3"], ["C3", "E5", "E3", "C5", "D4"]]
+    positions = []
+    for moves in openings:
+        s = go.init(R7, 9.5)
+        for move in moves:
+            s = go.play(R7, s, move)
+        positions.append(s)
+    states = batch(*positions)
+    full_out = jax.jit(player.evaluator)(player.variables, states)
+    half_out = jax.jit(half.evaluator)(player.variables, states)
+    assert all(x.dtype == jnp.float32 for x in half_out)
+    (logits, alpha, beta), (logits_h, alpha_h, beta_h) = full_out, half_out
+    np.testing.assert_allclose(np.asarray(alpha_h), np.asarray(alpha), atol=0.25)  # points
+    np.testing.assert_allclose(np.asarray(beta_h), np.asarray(beta), rtol=0.02)
+    prior = jax.nn.softmax(jnp.where(states.legal, logits, -jnp.inf))
+    prior_h = jax.nn.softmax(jnp.where(states.legal, logits_h, -jnp.inf))
+    np.testing.assert_allclose(np.asarray(prior_h), np.asarray(prior), atol=0.01)
+
+    cfg = search.SearchConfig(num_simulations=16, gumbel_scale=0.0)
+    full = search.make_search_fn(player.evaluator, R7, cfg)(player.variables, jax.random.PRNGKey(0), states)
+    half = search.make_search_fn(half.evaluator, R7, cfg)(player.variables, jax.random.PRNGKey(0), states)
+    np.testing.assert_array_equal(np.asarray(half.action), np.asarray(full.action))
+    np.testing.assert_allclose(np.asarray(half.root_winrate), np.asarray(full.root_winrate), atol=0.01)
+    with pytest.raises(ValueError, match="precision"):
+        player.with_precision("float16")
