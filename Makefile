@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo lint format test test-slow bench clean
+.PHONY: venv demo lint format test test-slow test-multihost bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ test: lint
 
 test-slow: $(STAMP)
 	PATH="$$PATH:/usr/games" $(PY) -m pytest -q -m slow
+
+# One run over two local processes (jax.distributed, gloo); part of test-slow.
+test-multihost: $(STAMP)
+	$(PY) -m pytest -q -m slow -s tests/multihost_test.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/go_env.py

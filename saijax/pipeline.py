@@ -12,6 +12,11 @@ runs; notebooks and tests call it directly. Each generation:
 4. saves an orbax checkpoint under ``<workdir>/checkpoints`` and appends a
    metrics line to ``<workdir>/metrics.jsonl`` (and TensorBoard events).
 
+With several processes (``config.multihost``, `saijax.distributed`), each
+plays its share of the games on its own devices, the rows of all of them go
+into the one replay file, training is data-parallel over every device, and
+only process 0 writes files and logs (docs/design.md §9).
+
 Re-running the same command resumes after the last checkpoint. A run killed
 during step 3 finds its generation's self-play file and only retrains; a run
 killed during step 2 replays that generation. Nothing in the workdir is ever
@@ -34,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from saijax import checkpoints, go, networks, players, replay, search, selfplay, sgf, styles, training
+from saijax import checkpoints, distributed, go, networks, players, replay, search, selfplay, sgf, styles, training
 from saijax import config as config_lib
 
 __all__ = ["train_and_evaluate", "search_config", "selfplay_agent", "selfplay_config", "MetricsWriter"]
@@ -55,8 +60,15 @@ def selfplay_agent(config) -> search.Agent:
 
 
 def selfplay_config(config) -> selfplay.SelfPlayConfig:
-    """The static self-play settings (``config.selfplay``)."""
-    return config_lib.from_section(selfplay.SelfPlayConfig, config.selfplay)
+    """The static self-play settings (``config.selfplay``) of this process.
+
+    ``selfplay.batch_size`` counts the slots of all processes; each of P
+    processes runs batch_size / P of them.
+    """
+    sp_cfg = config_lib.from_section(selfplay.SelfPlayConfig, config.selfplay)
+    if jax.process_count() > 1:
+        sp_cfg = dataclasses.replace(sp_cfg, batch_size=sp_cfg.batch_size // jax.process_count())
+    return sp_cfg
 
 
 class MetricsWriter:
@@ -114,6 +126,9 @@ def _progress(total: int, desc: str, enabled: bool):
 
 
 def _empty_board_eval(evaluator, variables, rules, komi=0.0):
+    # On this process's devices: with several processes, `variables` may be
+    # replicated over the global mesh.
+    variables = distributed.to_local(variables, distributed.local_mesh())
     state = jax.tree_util.tree_map(lambda x: x[None], go.init(rules, komi))
     logits, alpha, beta = jax.jit(evaluator)(variables, state)
     return float(alpha[0]), float(beta[0]), np.asarray(logits[0])
@@ -233,22 +248,38 @@ def _initial_variables(config, spec: networks.NetworkSpec, log) -> dict[str, Any
 
 
 def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print) -> dict[str, Any]:
-    """Runs (or resumes) a whole training run. Returns a final summary dict."""
-    config_lib.validate(config)
+    """Runs (or resumes) a whole training run. Returns a final summary dict.
+
+    With ``config.multihost``, joins the other processes first
+    (`distributed.initialize`, unless the caller already has, as
+    ``python -m saijax.train`` does with its flags); every process then
+    calls this with the same config and workdir, which must be on a file
+    system all of them see. Only process 0 logs and shows progress.
+    """
     if config.multihost:
-        jax.distributed.initialize()
+        config_lib.validate(config, device_count=1)  # every field but the device count, before connecting
+        distributed.initialize()
+    config_lib.validate(config)
+    primary = distributed.is_primary()
+    if not primary:
+        log, progress = (lambda *args, **kwargs: None), False
     workdir = os.path.abspath(workdir)
     os.makedirs(workdir, exist_ok=True)
-    with open(os.path.join(workdir, "config.json"), "w") as f:
-        f.write(config.to_json_best_effort(indent=2))
+    if primary:
+        with open(os.path.join(workdir, "config.json"), "w") as f:
+            f.write(config.to_json_best_effort(indent=2))
 
     n = config.board_size
     rules = styles.style_rules(go.GoRules(n, config_lib.effective_max_moves(config)), config.style.centre_bonus)
     mesh = training.make_mesh()
+    # Self-play stays on this process's devices; training spans all of them.
+    selfplay_mesh = distributed.local_mesh() if jax.process_count() > 1 else mesh
     sp_cfg = selfplay_config(config)
+    # Each process samples its slice of the global training batch.
+    local_batch_size = config.training.batch_size // jax.process_count()
     buffer = replay.ReplayBuffer(os.path.join(workdir, "replay"), n)
     sgf_dir = os.path.join(workdir, "sgf")
-    writer = MetricsWriter(workdir)
+    writer = MetricsWriter(workdir) if primary else None
     base_key = jax.random.PRNGKey(config.seed)
     value_head = config.network.value_head
     summary: dict[str, Any] = {}
@@ -276,7 +307,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             start = latest + 1
             log(f"resuming from {payload.directory}: generation {latest} done, continuing at {start}")
             # A kill between the checkpoint and the metrics line: restore the line.
-            if latest not in writer.generations() and "metrics" in payload.extra:
+            if primary and latest not in writer.generations() and "metrics" in payload.extra:
                 writer.write(latest, payload.extra["metrics"])
 
         sp_state = None
@@ -303,7 +334,9 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                     built.optimizer,
                     built.train_step,
                     key=jax.random.fold_in(gen_key, 1),
-                    sample_batch=lambda k: buffer.sample(k, config.training.batch_size, value_head=value_head),
+                    sample_batch=lambda k: buffer.sample(
+                        distributed.process_key(k), local_batch_size, value_head=value_head
+                    ),
                     num_steps=int(config.training.steps_per_generation) if have else 0,
                     start_step=int(jax.device_get(state.step)),
                     mesh=mesh,
@@ -319,11 +352,12 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             # gated run the last promoted one (the training chain goes on from
             # its own weights whatever the gate decides).
             variables = state.variables if selfplay_variables is None else selfplay_variables
+            variables = distributed.to_local(variables, selfplay_mesh)
             alpha0, beta0, _ = _empty_board_eval(built.evaluator, variables, rules)
 
             # Self-play.
             t_sp = time.time()
-            if gen in buffer.available_generations():
+            if distributed.agree(gen in buffer.available_generations()):
                 log(f"generation {gen}: self-play data found, retraining only")
                 games: list[selfplay.FinishedGame] = []
                 stats = {"reused_selfplay": True}
@@ -336,21 +370,22 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                     )
                 chunk = chunk_fns[fn_key]
                 if sp_state is None:
-                    sp_state = selfplay.init_selfplay(rules, sp_cfg, jax.random.fold_in(gen_key, 2), alpha0, beta0)
-                    sp_state = _shard_selfplay(sp_state, mesh)
+                    sp_key = distributed.process_key(jax.random.fold_in(gen_key, 2))
+                    sp_state = selfplay.init_selfplay(rules, sp_cfg, sp_key, alpha0, beta0)
+                    sp_state = _shard_selfplay(sp_state, selfplay_mesh)
                 else:
                     # Branches queued by the previous net start at this net's fair komi.
                     sp_state = selfplay.make_refresh_fn(built.evaluator)(variables, sp_state)
                 dropped_before = int(sp_state.queue_dropped)
                 games, parts = [], []
-                target = config.selfplay.games_per_generation
+                target = distributed.process_share(config.selfplay.games_per_generation)
                 bar = _progress(target, f"gen {gen} self-play", progress)
                 i = 0
                 while len(games) < target:
                     sp_state, records = chunk(
                         variables,
                         sp_state,
-                        jax.random.fold_in(gen_key, 100 + i),
+                        distributed.process_key(jax.random.fold_in(gen_key, 100 + i)),
                         jnp.float32(alpha0),
                         jnp.float32(beta0),
                     )
@@ -366,11 +401,22 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 if not parts:
                     raise RuntimeError(f"generation {gen}: self-play produced no training rows")
                 rows = replay.concatenate_rows(parts)
-                buffer.write_generation(gen, rows)
+                queue = {
+                    "branches_dropped": int(sp_state.queue_dropped) - dropped_before,
+                    "branch_queue_size": int(sp_state.queue_size),
+                }
+                if jax.process_count() > 1:
+                    rows, games, queue, per_process = _gather_selfplay(rows, games, queue)
+                    log(f"generation {gen}: self-play rows per process {per_process}, {rows.num_rows} in all")
+                if primary:
+                    buffer.write_generation(gen, rows)
+                distributed.barrier(f"replay generation {gen} written")
                 stats = selfplay.generation_stats(games, alpha0, beta0)
-                stats["branches_dropped"] = int(sp_state.queue_dropped) - dropped_before
-                stats["branch_queue_size"] = int(sp_state.queue_size)
-                stats["sgf"] = _write_sgfs(rules, games, sgf_dir, gen, config.selfplay.sgf_games_per_generation)
+                stats.update(queue)
+                if jax.process_count() > 1:
+                    stats["rows_per_process"] = per_process
+                if primary:
+                    stats["sgf"] = _write_sgfs(rules, games, sgf_dir, gen, config.selfplay.sgf_games_per_generation)
             # The self-play komi distribution's centre and scale (the playing net's α_∅, β_∅).
             stats.update(selfplay_alpha_empty=alpha0, selfplay_beta_empty=beta0)
             metrics.update({k: v for k, v in stats.items() if k not in ("sgf",)})
@@ -386,7 +432,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             def sample(k):
                 if bar is not None:
                     bar.update(1)
-                return buffer.sample(k, config.training.batch_size, value_head=value_head)
+                return buffer.sample(distributed.process_key(k), local_batch_size, value_head=value_head)
 
             train_key = jax.random.fold_in(gen_key, 3)
             if config.gating.enabled:
@@ -404,7 +450,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             metrics["train_seconds"] = time.time() - t_tr
             metrics["network"] = f"{built.spec.blocks}x{built.spec.filters}"
             metrics["network_params"] = networks.param_count(state.params)
-            metrics["games_in_flight"] = collector.pending_games
+            metrics["games_in_flight"] = sum(distributed.allgather(collector.pending_games))
             metrics["simulations"] = config_lib.num_simulations(config, gen)
             # This generation's net (the one checkpoint `gen` holds for play):
             # its own fair-komi estimate and preferred first move.
@@ -422,7 +468,8 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 selfplay_variables=selfplay_variables,
             )
             metrics["seconds"] = time.time() - t0
-            writer.write(gen, metrics)
+            if primary:
+                writer.write(gen, metrics)
             log(_generation_line(gen, metrics))
             summary = {"checkpoint": ckpt_dir, "generation": gen}
 
@@ -435,11 +482,32 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             first_move=_first_move(rules, logits0),
             checkpoints=ckpt.directory,
             sgf_dir=sgf_dir,
-            metrics=writer.path,
+            metrics=os.path.join(workdir, "metrics.jsonl"),
             workdir=workdir,
         )
-    writer.close()
+    if writer is not None:
+        writer.close()
     return summary
+
+
+def _gather_selfplay(rows, games, queue):
+    """Every process's self-play of one generation, joined (a collective).
+
+    Game ids are made unique across processes (process p's game g becomes
+    g · P + p), so rows and SGF names never collide.
+
+    Returns:
+      (all rows, all games, summed queue counts, rows per process).
+    """
+    count = jax.process_count()
+    joined_rows, joined_games, joined_queue, per_process = [], [], {}, []
+    for p, (r, g, q) in enumerate(distributed.allgather((rows, games, queue))):
+        joined_rows.append(r.replace(game_id=r.game_id * count + p))
+        joined_games.extend(dataclasses.replace(game, game_id=game.game_id * count + p) for game in g)
+        for name, value in q.items():
+            joined_queue[name] = joined_queue.get(name, 0) + value
+        per_process.append(r.num_rows)
+    return replay.concatenate_rows(joined_rows), joined_games, joined_queue, per_process
 
 
 def _train_with_gating(config, rules, net, state, previous, train_step, sample, steps, key, alpha_empty, generation):
@@ -494,6 +562,8 @@ def _train_with_gating(config, rules, net, state, previous, train_step, sample, 
         wins = sum((r.winner == "black") == (r.black == player.name) and r.winner != "draw" for r in games)
         draws = sum(r.winner == "draw" for r in games)
         scores.append((wins + 0.5 * draws) / max(len(games), 1))
+    # Every process plays the same matches; process 0's scores decide for all.
+    scores = distributed.agree(scores)
     best = int(np.argmax(scores))
     promoted = scores[best] >= float(config.gating.threshold)
     chosen = candidates[best] if promoted else previous
