@@ -398,6 +398,10 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                     i += 1
                 if bar is not None:
                     bar.close()
+                # Self-play compute: every chunk searches all slots of every
+                # process for chunk_moves plies, S simulations plus the root.
+                evaluations = i * sp_cfg.chunk_moves * sp_cfg.batch_size * jax.process_count()
+                evaluations *= s_cfg.num_simulations + 1
                 if not parts:
                     raise RuntimeError(f"generation {gen}: self-play produced no training rows")
                 rows = replay.concatenate_rows(parts)
@@ -413,6 +417,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 distributed.barrier(f"replay generation {gen} written")
                 stats = selfplay.generation_stats(games, alpha0, beta0)
                 stats.update(queue)
+                stats["selfplay_evaluations"] = evaluations
                 if jax.process_count() > 1:
                     stats["rows_per_process"] = per_process
                 if primary:
