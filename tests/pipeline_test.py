@@ -48,6 +48,7 @@ METRIC_KEYS = {
     "alpha_empty",
     "beta_empty",
     "selfplay_seconds",
+    "selfplay_evaluations",
     "train_total_loss",
     "train_policy_loss",
     "train_value_loss",
@@ -171,6 +172,9 @@ def test_two_generations_write_checkpoints_metrics_replay_and_sgf(first_run):
         assert np.isfinite(m["train_total_loss"])
         assert (m["network"], m["simulations"]) == ("1x8", 4)
         assert sum(m["komi_histogram"].values()) == m["games"]
+        # Self-play compute: whole chunks of (simulations + root) evaluations on every slot.
+        per_chunk = first_run["config"].selfplay.batch_size * first_run["config"].selfplay.chunk_moves * (4 + 1)
+        assert m["selfplay_evaluations"] > 0 and m["selfplay_evaluations"] % per_chunk == 0
     assert [line.split("|")[0].split() for line in first_run["log"]] == [["gen", "0"], ["gen", "1"]]
 
     assert sorted(os.listdir(os.path.join(work, "replay"))) == ["gen_000000.npz", "gen_000001.npz"]
