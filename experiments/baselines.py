@@ -44,8 +44,10 @@ Stages (``--stages``, default all, in this order):
   :func:`saijax.elo.fit_elo` -> ``elo_games.csv``, ``elo.csv``.
 * ``gnugo``: each run's last net against GNU Go (``--level``, never
   resigning, played out, Tromp–Taylor), as Black at ``--komi`` and as White
-  at ``--komi`` + 1, ``--gnugo_games`` games each -> ``gnugo_games.csv``,
-  ``gnugo.csv``.
+  at ``--gnugo_white_komi`` (default ``--komi``), ``--gnugo_games`` games
+  each -> ``gnugo_games.csv``, ``gnugo.csv``. On 5×5 at komi 24.5 the net
+  wins as Black only by taking the whole board (perfect play), and as White
+  when GNU Go does not; a White komi of 25.5 or more would be a sure win.
 * ``calibration``: the last net of every SAI and NoBranch run plays
   ``--calibration_games`` games against itself, played out at ``--komi``
   (``--opening_moves`` random moves first). At every move, the error of the
@@ -58,8 +60,9 @@ Stages (``--stages``, default all, in this order):
   against generation; the calibration error and β by move number).
 
 The tests (scipy.stats): an arm's Elo against SAI's at equal compute is a z
-test on the two seed-averaged ratings (standard errors from the fit), printed
-beside the spread between the arm's own seeds; GNU Go records against SAI's
+test on the two seed-averaged ratings (standard errors from the fit: are
+these nets different?), and Welch's t test on the per-seed ratings (seeds as
+the unit: are the arms different beyond seed noise?); GNU Go records against SAI's
 by Fisher's exact test; calibration errors and late-game β (SAI vs
 NoBranch) by Welch's t test on per-game means.
 """
@@ -337,22 +340,32 @@ def rate(args) -> list[dict]:
 
 def gnugo(args) -> list[dict]:
     games_path = os.path.join(args.outdir, "gnugo_games.csv")
-    if os.path.exists(games_path):
+    played = []
+    if os.path.exists(games_path) and not args.fresh:
+        played = results.read_results(games_path)
+    elif os.path.exists(games_path):
         os.remove(games_path)
     argv = gtp_match.gnugo_arena_argv(args.level, never_resign=True)
     rows = []
     for run in runs(args):
         last = kept_generations(run.workdir, args.every)[-1]
-        player = _player(os.path.join(run.workdir, "checkpoints", str(last)), run.label, args.gnugo_visits)
-        for colour, komi in (("black", args.komi), ("white", args.komi + 1.0)):
-            settings = arena.MatchSettings(
-                games=args.gnugo_games,
-                komi=komi,
-                colours="a_black" if colour == "black" else "a_white",
-                seed=args.seed,
-                results_path=games_path,
-            )
-            games = gtp_match.play_gtp_match(player, argv, settings, timeout=120.0)
+        player = None
+        for colour, komi in (("black", args.komi), ("white", args.gnugo_white_komi)):
+            games = [g for g in played if getattr(g, colour) == run.label and g.komi == komi]
+            if len(games) >= args.gnugo_games:  # resumed: this condition was played
+                games = games[: args.gnugo_games]
+            else:
+                if player is None:
+                    checkpoint = os.path.join(run.workdir, "checkpoints", str(last))
+                    player = _player(checkpoint, run.label, args.gnugo_visits)
+                settings = arena.MatchSettings(
+                    games=args.gnugo_games,
+                    komi=komi,
+                    colours="a_black" if colour == "black" else "a_white",
+                    seed=args.seed,
+                    results_path=games_path,
+                )
+                games = gtp_match.play_gtp_match(player, argv, settings, timeout=120.0)
             s = results.summarize(games, run.label)
             stats = s.black if colour == "black" else s.white
             rows.append(
@@ -402,9 +415,9 @@ def move_errors(record: sgf.GameRecord, margin_black: float) -> list[dict]:
             rows.append(
                 {
                     "move": t,
-                    "predicted": predicted,
+                    "predicted": round(predicted, 3),
                     "actual": actual,
-                    "error": abs(predicted - actual),
+                    "error": round(abs(predicted - actual), 3),
                     "beta": values["beta"],
                 }
             )
@@ -413,11 +426,17 @@ def move_errors(record: sgf.GameRecord, margin_black: float) -> list[dict]:
 
 
 def calibration(args) -> list[dict]:
+    moves_path = os.path.join(args.outdir, "calibration_moves.csv")
+    earlier = read_csv(moves_path) if os.path.exists(moves_path) and not args.fresh else []
     move_rows = []
     for run in runs(args):
         if run.arm not in ("SAI", "NoBranch"):
             continue
         last = kept_generations(run.workdir, args.every)[-1]
+        done = [r for r in earlier if (r["arm"], int(r["seed"]), int(r["generation"])) == (run.arm, run.seed, last)]
+        if done:  # resumed: this net was measured
+            move_rows += done
+            continue
         player = _player(os.path.join(run.workdir, "checkpoints", str(last)), run.label, args.visits)
         with tempfile.TemporaryDirectory() as sgf_dir:
             settings = arena.MatchSettings(
@@ -436,7 +455,7 @@ def calibration(args) -> list[dict]:
         print(f"calibration: {run.label} gen {last}: {len(games)} games", flush=True)
     if not move_rows:
         raise ValueError("calibration needs SAI or NoBranch runs (--arms)")
-    write_csv(os.path.join(args.outdir, "calibration_moves.csv"), move_rows)
+    write_csv(moves_path, move_rows)
     rows = calibration_table(move_rows)
     write_csv(os.path.join(args.outdir, "calibration.csv"), rows)
     return rows
@@ -553,6 +572,11 @@ def summarize(outdir: str, late_move: int = 12) -> list[dict]:
             z = (eq[0] - sai_eq[0]) / np.hypot(eq[1], sai_eq[1])
             row["elo_vs_sai"] = round(eq[0] - sai_eq[0], 0)
             row["elo_vs_sai_p"] = float(f"{2 * stats.norm.sf(abs(z)):.3g}")
+            # Seeds as the unit: Welch's t on the per-seed ratings (needs 2 seeds a side).
+            mine = [float(at_budget[r]["elo"]) for r in rs]
+            sai = [float(at_budget[r]["elo"]) for r in arm_runs("SAI")]
+            if len(mine) > 1 and len(sai) > 1:
+                row["elo_vs_sai_seed_p"] = float(f"{stats.ttest_ind(mine, sai, equal_var=False).pvalue:.3g}")
         g = [r for r in gnugo_rows if r["arm"] == arm]
         if g:
             wins, n = sum(int(r["wins"]) for r in g), sum(int(r["games"]) for r in g)
@@ -647,7 +671,10 @@ def format_summary(rows: list[dict]) -> str:
             f"(seeds {r['equal_compute_elo_per_seed']}, spread {r['seed_spread']})"
         )
         if r.get("elo_vs_sai") not in ("", None):
-            line += f", vs SAI {r['elo_vs_sai']:+} (p {r['elo_vs_sai_p']})"
+            line += f", vs SAI {r['elo_vs_sai']:+} (z test p {r['elo_vs_sai_p']}"
+            if r.get("elo_vs_sai_seed_p") not in ("", None):
+                line += f", seeds' t test p {r['elo_vs_sai_seed_p']}"
+            line += ")"
         if r.get("gnugo_black") not in ("", None):
             line += f"; GNU Go B {r['gnugo_black']} W {r['gnugo_white']}"
         lines.append(line)
@@ -695,10 +722,15 @@ def parse_args(argv=None):
     p.add_argument("--level", type=int, default=10, help="GNU Go level")
     p.add_argument("--gnugo_games", type=int, default=10, help="GNU Go games per net and colour")
     p.add_argument("--gnugo_visits", type=int, default=64)
+    p.add_argument("--gnugo_white_komi", type=float, default=None, help="Black's komi when the net is White")
     p.add_argument("--calibration_games", type=int, default=64, help="self-play games per SAI/NoBranch net")
     p.add_argument("--late_move", type=int, default=12, help="β is compared on moves from this one on")
     p.add_argument("--seed", type=int, default=0, help="match seed")
-    p.add_argument("--fresh", action="store_true", help="replay every Elo pairing (default: resume elo_games.csv)")
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="replay everything (default: keep the Elo pairings, GNU Go games and calibration nets already played)",
+    )
     args = p.parse_args(argv)
     args.stages = [s for s in args.stages.split(",") if s]
     for s in args.stages:
@@ -719,6 +751,8 @@ def parse_args(argv=None):
             args.arm_seeds[arm] = [int(x) for x in seeds]
         arms.append(arm)
     args.arms = arms
+    if args.gnugo_white_komi is None:
+        args.gnugo_white_komi = args.komi
     if args.every < 1:
         p.error(f"--every must be >= 1, got {args.every}")
     return args
