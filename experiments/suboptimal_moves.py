@@ -22,10 +22,11 @@ measured, on games played out to the count (nobody resigns):
   α + k over a ``--score_visits`` search, the papers' estimator). A move of
   the winner "loses points" when the scorer's estimate from the winner's
   side drops by more than ``--loss`` (1) point over that move (the final
-  position is scored by its count). Reported: such moves per won game, and
-  the share after the game was decided (the scorer's estimate for the
-  winner already above ``--decided`` points), with a Mann–Whitney U test
-  against the first condition.
+  position is scored by its count); the ``--opening_moves`` random opening
+  moves are not the winner's choice and are not counted. Reported: such
+  moves per won game, and the share after the game was decided (the
+  scorer's estimate for the winner already above ``--decided`` points),
+  with a Mann–Whitney U test against the first condition.
 
 7×7 translation: komi 9.5 (7.5 on 9×9, fair komi 9 against 7), the papers'
 W3 is the zoo's go7-W3, and 1,000 visits become ``--visits``.
@@ -125,6 +126,19 @@ def score_positions(scorer: players.Player, rules: go.GoRules, states: list[go.G
     return out
 
 
+def winner_plies(num_moves: int, moves_first: bool, opening_moves: int) -> range:
+    """The plies of the winner's own moves: its parity, after the random opening.
+
+    The first ``opening_moves`` moves of a game are drawn at random by the
+    arena (:class:`saijax.arena.MatchSettings`), not chosen by the players,
+    so they are not the winner's to count.
+    """
+    start = 0 if moves_first else 1
+    if start < opening_moves:
+        start += 2 * ((opening_moves - start + 1) // 2)
+    return range(start, num_moves, 2)
+
+
 def run(args) -> dict[str, list[dict]]:
     os.makedirs(args.outdir, exist_ok=True)
     rules = go.GoRules(args.board_size)
@@ -149,8 +163,8 @@ def run(args) -> dict[str, list[dict]]:
             states = sgf.replay(record, rules=rules)
             est = score_positions(scorer, rules, states, args.score_visits, args.seed + g.game)
             sign = 1.0 if g.black == player.name else -1.0
-            first = 0 if g.black == player.name else 1
-            for ply in range(first, len(record.moves), 2):
+            moves_first = (g.black == player.name) == (record.first_player == 1)
+            for ply in winner_plies(len(record.moves), moves_first, args.opening_moves):
                 before, after = sign * est[ply], sign * est[ply + 1]
                 move_rows.append(
                     {
