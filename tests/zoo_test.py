@@ -34,7 +34,7 @@ def test_every_shipped_entry_loads_and_matches_its_record(name):
 
 def test_the_shipped_zoo_is_small():
     total = sum(os.path.getsize(os.path.join(zoo.ZOO_DIR, f)) for f in os.listdir(zoo.ZOO_DIR))
-    assert total <= 5 * 1024 * 1024
+    assert total <= 6 * 1024 * 1024  # a few MB: 12 nets of 0.3-0.5 MB
 
 
 @pytest.fixture(scope="module")
