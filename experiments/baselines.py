@@ -70,7 +70,6 @@ NoBranch) by Welch's t test on per-game means.
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import json
 import os
@@ -81,7 +80,14 @@ import time
 
 import numpy as np
 
-from saijax import arena, elo, gtp_match, players, results, sgf, sigmoid
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from elo_curve import kept_generations as _all_kept  # noqa: E402
+from elo_curve import pairing_settings, read_csv, write_csv  # noqa: E402
+from elo_curve import read_metrics as _read_metrics  # noqa: E402
+from gnugo_strength import colour_record  # noqa: E402
+
+from saijax import arena, elo, gtp_match, players, results, sgf, sigmoid  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARMS = {
@@ -156,17 +162,10 @@ def train(args) -> None:
 
 
 def read_metrics(workdir: str) -> dict[int, dict]:
-    """generation -> the last ``metrics.jsonl`` line of that generation."""
-    path = os.path.join(workdir, "metrics.jsonl")
-    if not os.path.exists(path):
+    """generation -> the last ``metrics.jsonl`` line of that generation; an error if the run has none."""
+    if not os.path.exists(os.path.join(workdir, "metrics.jsonl")):
         raise FileNotFoundError(f"{workdir} has no metrics.jsonl (train it first: --stages=train)")
-    out: dict[int, dict] = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                row = json.loads(line)
-                out[int(row["generation"])] = row
-    return out
+    return _read_metrics(workdir)
 
 
 def curves(args) -> list[dict]:
@@ -208,12 +207,9 @@ def curves(args) -> list[dict]:
 
 def kept_generations(workdir: str, every: int) -> list[int]:
     """The generations rated: kept checkpoints at multiples of ``every``, and the last."""
-    directory = os.path.join(workdir, "checkpoints")
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(f"{workdir} has no checkpoints directory")
-    gens = sorted(int(d) for d in os.listdir(directory) if d.isdecimal())
+    gens = _all_kept(workdir)
     if not gens:
-        raise FileNotFoundError(f"{directory} holds no checkpoint")
+        raise FileNotFoundError(f"{workdir}/checkpoints holds no checkpoint")
     return sorted({g for g in gens if g % every == 0} | {gens[-1]})
 
 
@@ -305,15 +301,7 @@ def rate(args) -> list[dict]:
         if len(done.get(key, ())) >= args.games:  # resumed: this pairing was played
             all_games.extend(done[key][: args.games])
             continue
-        settings = arena.MatchSettings(
-            games=args.games,
-            komi=args.komi,
-            seed=args.seed * 100_003 + k,
-            opening_moves=args.opening_moves,
-            score_visits=None,
-            results_path=games_path,
-        )
-        all_games.extend(arena.play_match(pool[a], pool[b], settings))
+        all_games.extend(arena.play_match(pool[a], pool[b], pairing_settings(args, k, games_path)))
         if k % 20 == 0:
             print(f"elo: pairing {k + 1}/{len(pairs)} ({time.time() - t0:.0f}s)", flush=True)
     fit = elo.fit_elo(all_games, anchor="random")
@@ -366,8 +354,6 @@ def gnugo(args) -> list[dict]:
                     results_path=games_path,
                 )
                 games = gtp_match.play_gtp_match(player, argv, settings, timeout=120.0)
-            s = results.summarize(games, run.label)
-            stats = s.black if colour == "black" else s.white
             rows.append(
                 {
                     "arm": run.arm,
@@ -377,13 +363,7 @@ def gnugo(args) -> list[dict]:
                     "komi": komi,
                     "level": args.level,
                     "visits": args.gnugo_visits,
-                    "games": stats.games,
-                    "wins": stats.wins,
-                    "draws": stats.draws,
-                    "win_rate": round(stats.win_rate, 4),
-                    "wilson_lo": round(s.wilson[0], 4),
-                    "wilson_hi": round(s.wilson[1], 4),
-                    "mean_margin": round(stats.mean_margin, 2),
+                    **colour_record(games, run.label, colour),
                 }
             )
             r = rows[-1]
@@ -682,22 +662,6 @@ def format_summary(rows: list[dict]) -> str:
 
 
 # ---------------------------------------------------------------------------
-
-
-def write_csv(path: str, rows: list[dict]) -> None:
-    if not rows:
-        raise ValueError(f"nothing to write to {path}")
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def read_csv(path: str) -> list[dict]:
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{path} does not exist (run its stage first)")
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
 
 
 def parse_args(argv=None):

@@ -74,6 +74,19 @@ def pairings(names: list[str], neighbours: int, random_pairings: int) -> list[tu
     return pairs
 
 
+def pairing_settings(args, k: int, results_path: str) -> arena.MatchSettings:
+    """The k-th pairing's match: ``args.games`` games at ``args.komi``, colours
+    alternating, ``args.opening_moves`` random opening moves, its own seed."""
+    return arena.MatchSettings(
+        games=args.games,
+        komi=args.komi,
+        seed=args.seed * 100_003 + k,
+        opening_moves=args.opening_moves,
+        score_visits=None,
+        results_path=results_path,
+    )
+
+
 def run(args) -> dict:
     gens = kept_generations(args.workdir)
     if args.generations:
@@ -103,15 +116,7 @@ def run(args) -> dict:
     t0 = time.time()
     all_games = []
     for k, (a, b) in enumerate(pairings(names, args.neighbours, args.random_pairings)):
-        settings = arena.MatchSettings(
-            games=args.games,
-            komi=args.komi,
-            seed=args.seed * 100_003 + k,
-            opening_moves=args.opening_moves,
-            score_visits=None,
-            results_path=games_path,
-        )
-        games = arena.play_match(nets[a], nets[b], settings)
+        games = arena.play_match(nets[a], nets[b], pairing_settings(args, k, games_path))
         all_games.extend(games)
         s = results.summarize(games, a)
         print(f"{a:>8s} vs {b:<8s}: {a} scores {100 * s.overall.win_rate:5.1f}% of {s.overall.games}", flush=True)
@@ -168,6 +173,8 @@ def learning_curve(metrics: dict[int, dict]) -> list[dict]:
 
 
 def write_csv(path: str, rows: list[dict]) -> None:
+    if not rows:
+        raise ValueError(f"nothing to write to {path}")
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()

@@ -46,6 +46,22 @@ def _nets(args) -> list[tuple[str, str]]:
     return [(f"gen{g}", os.path.join(directory, str(g))) for g in gens]
 
 
+def colour_record(games: list[results.GameResult], player: str, colour: str) -> dict:
+    """A player's record with one colour over a one-colour match: games, wins,
+    draws, win rate with its 95% Wilson interval, mean margin."""
+    s = results.summarize(games, player)
+    stats = s.black if colour == "black" else s.white
+    return {
+        "games": stats.games,
+        "wins": stats.wins,
+        "draws": stats.draws,
+        "win_rate": round(stats.win_rate, 4),
+        "wilson_lo": round(s.wilson[0], 4),
+        "wilson_hi": round(s.wilson[1], 4),
+        "mean_margin": round(stats.mean_margin, 2),
+    }
+
+
 def run(args) -> list[dict]:
     os.makedirs(args.outdir, exist_ok=True)
     games_path = os.path.join(args.outdir, "games.csv")
@@ -67,8 +83,6 @@ def run(args) -> list[dict]:
                 results_path=games_path,
             )
             games = gtp_match.play_gtp_match(player, argv, settings, timeout=args.timeout)
-            s = results.summarize(games, label)
-            stats = s.black if colour == "black" else s.white
             agree = [g for g in games if g.engine_score and not g.engine_dead and not g.engine_score.startswith("?")]
             rows.append(
                 {
@@ -78,13 +92,7 @@ def run(args) -> list[dict]:
                     "komi": komi,
                     "level": args.level,
                     "visits": args.visits,
-                    "games": stats.games,
-                    "wins": stats.wins,
-                    "draws": stats.draws,
-                    "win_rate": round(stats.win_rate, 4),
-                    "wilson_lo": round(s.wilson[0], 4),
-                    "wilson_hi": round(s.wilson[1], 4),
-                    "mean_margin": round(stats.mean_margin, 2),
+                    **colour_record(games, label, colour),
                     "counted_by_gnugo": len(agree),
                     "seconds": round(time.time() - t0, 1),
                 }
