@@ -42,9 +42,13 @@ test-slow: $(STAMP)
 test-multihost: $(STAMP)
 	$(PY) -m pytest -q -m slow -s tests/multihost_test.py
 
+# go_env.py and search.py print a ratio against a reference measured in the
+# same run; flops.py counts FLOPs per evaluation (it compiles, runs nothing)
+# and turns them into evaluations/s and GPU-hours (docs/performance.md).
 bench: $(STAMP)
 	$(PY) benchmarks/go_env.py
 	$(PY) benchmarks/search.py
+	$(PY) benchmarks/flops.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -44,6 +44,11 @@ def get_config() -> ml_collections.ConfigDict:
     config.network.value_head = "sai"
     # β = exp(out)·beta_scale; 0.0 means 10/N² (SAI's engine).
     config.network.beta_scale = 0.0
+    # KataGo's ownership auxiliary head (Wu 2019; docs/design.md §3): a
+    # per-point tanh predicting the final Tromp–Taylor owner of each point
+    # from the mover's view. Trained by training.ownership_weight; self-play
+    # records the targets only when it is on. Off: SAI's net.
+    config.network.ownership_head = False
     # Compute precision of the net in self-play, gating and the empty-board
     # metrics: 'float32' or 'bfloat16' (trunk and hidden layers in bfloat16,
     # outputs float32; what a GPU or TPU runs fastest, see docs/performance.md).
@@ -67,13 +72,16 @@ def get_config() -> ml_collections.ConfigDict:
     # Weight ε of the root Dirichlet noise in PUCT self-play; 0 disables.
     config.search.dirichlet_fraction = 0.25
     # The λ/μ agent (docs/design.md §4), 1 >= λ >= μ >= 0. Self-play used small
-    # values; λ = μ = 0 is the plain win-probability agent. (The engine's
-    # match default is λ = 0.5, μ = 0.)
+    # values; λ = μ = 0 is the plain win-probability agent, saijax's default
+    # everywhere (players too: saijax.player_cli; SAI's engine defaulted to
+    # λ = 0.5 for matches).
     config.search.lambda_ = 0.0  # λ, upper end of the bonus interval.
     config.search.mu = 0.0  # μ, lower end.
     # Variable agent: (λ, μ) apply only while the root's win probability
-    # τ(k) is at least this; below it the agent falls back to (0, 0).
-    config.search.threshold = 0.5
+    # τ(k) is at least this; below it the agent falls back to (0, 0). 0:
+    # always, the players' default too. It only matters when λ > 0, and a
+    # run that asks for λ > 0 sets it (SAI's papers tried 0.5 and 0.7).
+    config.search.threshold = 0.0
     # β of a terminal leaf (two passes), whose α is the exact board margin.
     config.search.beta_terminal = 10.0
     # PUCT first-play urgency (Leela Zero/SAI): an unvisited child is valued
@@ -110,6 +118,19 @@ def get_config() -> ml_collections.ConfigDict:
     # sampled ∝ visits^(1/T) (extended paper §3.4).
     config.selfplay.random_moves = 25
     config.selfplay.random_temperature = 1.0  # T for those moves.
+    # Root search noise (Gumbel's gumbel_scale, PUCT's Dirichlet fraction) on
+    # the first this-many moves of a game only (counted from the empty board,
+    # also in branches); after them self-play plays the search's best move,
+    # as SAI did after its randomised opening. -1: noise on every move.
+    # Gumbel's policy target does not depend on the noise.
+    config.selfplay.noise_moves = -1
+    # Playout cap randomisation (KataGo, Wu 2019 §3.1): each move the whole
+    # batch searches fully (the visits schedule) with probability
+    # full_search_prob, else with fast_simulations and no root noise; only
+    # full searches give policy targets, every position a value target.
+    # fast_simulations = 0 (or full_search_prob = 1): every search is full.
+    config.selfplay.fast_simulations = 0  # simulations of a cheap search (0: off)
+    config.selfplay.full_search_prob = 1.0  # probability of a full search (KataGo: 0.25)
     # A sampled move whose value (on the [0, 1] win-probability scale) is
     # below the best move's by more than this is a blunder; positions before
     # a game's last blunder are not trained on. The paper tried several
@@ -168,6 +189,19 @@ def get_config() -> ml_collections.ConfigDict:
     config.training.value_weight = 2.8
     # Weight of the score head's MSE(s, margin/N²) (LZS used 20).
     config.training.score_weight = 20.0
+    # Weight of the ownership loss: mean over the N² points of the squared
+    # error between the ownership head and the final Tromp–Taylor ownership
+    # (mover's view), over rows of games played out (two passes or the move
+    # cap; resigned games are masked). KataGo weighs its per-point loss
+    # 1.5/N² summed over points, i.e. 1.5 × a mean over points: use 1.5.
+    # > 0 needs network.ownership_head. 0: no ownership loss (SAI).
+    config.training.ownership_weight = 0.0
+    # Weight of an auxiliary final-score loss for the 'sai' head (KataGo's
+    # score target): MSE((α + k_s)/N², margin/N²) on rows of played-out
+    # games, where α + k_s is the mover's predicted final margin. Same scale
+    # as the score head's loss (so ~1..20). Named apart from score_weight,
+    # which weighs the LZS score head. 0: off (SAI).
+    config.training.score_aux_weight = 0.0
 
     # --- Optional weak gating (docs/design.md §7). Off: SAI promotes every net.
     config.gating = ml_collections.ConfigDict()

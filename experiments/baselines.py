@@ -69,7 +69,6 @@ NoBranch) by Welch's t test on per-game means.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -80,14 +79,10 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiments import common, matches
+from saijax import arena, elo, gtp_match, match, player_cli, players, results, sgf, sigmoid, stats
 
-from elo_curve import kept_generations as _all_kept  # noqa: E402
-from elo_curve import pairing_settings, read_csv, write_csv  # noqa: E402
-from elo_curve import read_metrics as _read_metrics  # noqa: E402
-from gnugo_strength import colour_record  # noqa: E402
-
-from saijax import arena, elo, gtp_match, players, results, sgf, sigmoid  # noqa: E402
+read_csv, write_csv = common.read_csv, common.write_csv
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARMS = {
@@ -165,7 +160,7 @@ def read_metrics(workdir: str) -> dict[int, dict]:
     """generation -> the last ``metrics.jsonl`` line of that generation; an error if the run has none."""
     if not os.path.exists(os.path.join(workdir, "metrics.jsonl")):
         raise FileNotFoundError(f"{workdir} has no metrics.jsonl (train it first: --stages=train)")
-    return _read_metrics(workdir)
+    return common.read_metrics(workdir)
 
 
 def curves(args) -> list[dict]:
@@ -207,16 +202,16 @@ def curves(args) -> list[dict]:
 
 def kept_generations(workdir: str, every: int) -> list[int]:
     """The generations rated: kept checkpoints at multiples of ``every``, and the last."""
-    gens = _all_kept(workdir)
+    gens = common.kept_generations(workdir)
     if not gens:
         raise FileNotFoundError(f"{workdir}/checkpoints holds no checkpoint")
     return sorted({g for g in gens if g % every == 0} | {gens[-1]})
 
 
-def _player(checkpoint: str, name: str, visits: int, gumbel_scale: float = 1.0) -> players.Player:
-    """A checkpoint's net with its head's default search, at ``visits`` simulations, λ = μ = 0."""
-    p = players.load_player(checkpoint, name=name)
-    return p.replace(config=dataclasses.replace(p.config, num_simulations=visits, gumbel_scale=gumbel_scale))
+def _player(args, checkpoint: str, name: str, visits: int) -> players.Player:
+    """A checkpoint's net with the player flags, at ``visits`` simulations."""
+    options = common.player_options(args, visits=visits)
+    return common.load_nets([(name, checkpoint)], board_size=args.board_size, options=options, seed=args.seed)[0]
 
 
 def elo_pairings(nets: list[dict], neighbours: int, random_pairings: int) -> list[tuple[str, str]]:
@@ -276,34 +271,30 @@ def rated_nets(args) -> list[dict]:
 
 def rate(args) -> list[dict]:
     nets = rated_nets(args)
-    first = players.load_player(nets[0]["checkpoint"])
-    pool = {
-        "random": players.random_player(
-            first.board_size,
-            blocks=first.net.spec.blocks,
-            filters=first.net.spec.filters,
-            config=dataclasses.replace(players.random_player(first.board_size).config, num_simulations=args.visits),
-        )
-    }
-    for n in nets:
-        pool[n["name"]] = _player(n["checkpoint"], n["name"], args.visits)
+    pool = {n["name"]: _player(args, n["checkpoint"], n["name"], args.visits) for n in nets}
+    spec = next(iter(pool.values())).net.spec
+    shape = common.player_options(args, blocks=spec.blocks, filters=spec.filters, value_head="sai")
+    pool["random"] = common.load_nets("random", board_size=spec.board_size, options=shape, seed=args.seed)[0]
     pairs = elo_pairings(nets, args.neighbours, args.random_pairings)
-    games_path = os.path.join(args.outdir, "elo_games.csv")
-    done = {}
-    if os.path.exists(games_path) and not args.fresh:
-        for g in results.read_results(games_path):
-            done.setdefault(frozenset((g.black, g.white)), []).append(g)
-    elif os.path.exists(games_path):
-        os.remove(games_path)
-    all_games, t0 = [], time.time()
-    for k, (a, b) in enumerate(pairs):
-        key = frozenset((a, b))
-        if len(done.get(key, ())) >= args.games:  # resumed: this pairing was played
-            all_games.extend(done[key][: args.games])
-            continue
-        all_games.extend(arena.play_match(pool[a], pool[b], pairing_settings(args, k, games_path)))
+    wanted = {frozenset(p) for p in pairs}
+    t0 = time.time()
+
+    def play(cell, path):
+        k, (a, b) = cell
         if k % 20 == 0:
             print(f"elo: pairing {k + 1}/{len(pairs)} ({time.time() - t0:.0f}s)", flush=True)
+        return arena.play_match(pool[a], pool[b], matches.pairing_settings(args, k, path))
+
+    table = common.play_cells(
+        list(enumerate(pairs)),
+        play,
+        path=os.path.join(args.outdir, "elo_games.csv"),
+        games=args.games,
+        key=lambda cell: frozenset(cell[1]),
+        game_key=lambda g: frozenset((g.black, g.white)),
+        resume=not args.fresh,
+    )
+    all_games = [g for g in table if frozenset((g.black, g.white)) in wanted]
     fit = elo.fit_elo(all_games, anchor="random")
     rows = [{"run": "", "arm": "random", "seed": "", "generation": "", "name": "random", "evaluations": 0}]
     rows += [{k: n[k] for k in ("run", "arm", "seed", "generation", "name", "evaluations", "minutes")} for n in nets]
@@ -333,7 +324,7 @@ def gnugo(args) -> list[dict]:
         played = results.read_results(games_path)
     elif os.path.exists(games_path):
         os.remove(games_path)
-    argv = gtp_match.gnugo_arena_argv(args.level, never_resign=True)
+    argv = player_cli.engine_argv(f"gnugo:{args.level}", never_resign=True)
     rows = []
     for run in runs(args):
         last = kept_generations(run.workdir, args.every)[-1]
@@ -345,8 +336,8 @@ def gnugo(args) -> list[dict]:
             else:
                 if player is None:
                     checkpoint = os.path.join(run.workdir, "checkpoints", str(last))
-                    player = _player(checkpoint, run.label, args.gnugo_visits)
-                settings = arena.MatchSettings(
+                    player = _player(args, checkpoint, run.label, args.gnugo_visits)
+                settings = match.MatchSettings(
                     games=args.gnugo_games,
                     komi=komi,
                     colours="a_black" if colour == "black" else "a_white",
@@ -363,7 +354,7 @@ def gnugo(args) -> list[dict]:
                     "komi": komi,
                     "level": args.level,
                     "visits": args.gnugo_visits,
-                    **colour_record(games, run.label, colour),
+                    **matches.colour_record(games, run.label, colour),
                 }
             )
             r = rows[-1]
@@ -417,9 +408,9 @@ def calibration(args) -> list[dict]:
         if done:  # resumed: this net was measured
             move_rows += done
             continue
-        player = _player(os.path.join(run.workdir, "checkpoints", str(last)), run.label, args.visits)
+        player = _player(args, os.path.join(run.workdir, "checkpoints", str(last)), run.label, args.visits)
         with tempfile.TemporaryDirectory() as sgf_dir:
-            settings = arena.MatchSettings(
+            settings = match.MatchSettings(
                 games=args.calibration_games,
                 komi=args.komi,
                 seed=args.seed + 7,
@@ -463,9 +454,9 @@ def calibration_table(move_rows: list[dict]) -> list[dict]:
                 "moves": b,
                 "positions": len(rs),
                 "mean_abs_error": round(float(err.mean()), 3),
-                "error_se": round(float(err.std(ddof=1) / np.sqrt(len(err))) if len(err) > 1 else 0.0, 3),
+                "error_se": round(stats.standard_error(err), 3) if len(err) > 1 else 0.0,
                 "mean_beta": round(float(beta.mean()), 4),
-                "beta_se": round(float(beta.std(ddof=1) / np.sqrt(len(beta))) if len(beta) > 1 else 0.0, 4),
+                "beta_se": round(stats.standard_error(beta), 4) if len(beta) > 1 else 0.0,
             }
         )
     return rows
@@ -497,10 +488,13 @@ def equal_compute(elo_rows: list[dict]) -> dict[str, dict]:
     }
 
 
+def _p(p: float) -> float:
+    """A p-value to 3 significant digits, as summary.csv shows them."""
+    return float(f"{p:.3g}")
+
+
 def summarize(outdir: str, late_move: int = 12) -> list[dict]:
     """One row per arm from the CSVs in ``outdir`` (the rows of ``summary.csv``), with the tests against SAI."""
-    from scipy import stats  # noqa: PLC0415
-
     out = outdir
     elo_rows = read_csv(os.path.join(out, "elo.csv"))
     curve_rows = read_csv(os.path.join(out, "curves.csv"))
@@ -549,14 +543,13 @@ def summarize(outdir: str, late_move: int = 12) -> list[dict]:
             "gating_games": ";".join(totals[r]["gating_games"] for r in rs),
         }
         if sai_eq is not None and arm != "SAI":
-            z = (eq[0] - sai_eq[0]) / np.hypot(eq[1], sai_eq[1])
             row["elo_vs_sai"] = round(eq[0] - sai_eq[0], 0)
-            row["elo_vs_sai_p"] = float(f"{2 * stats.norm.sf(abs(z)):.3g}")
+            row["elo_vs_sai_p"] = _p(stats.normal_test(eq[0] - sai_eq[0], float(np.hypot(eq[1], sai_eq[1]))))
             # Seeds as the unit: Welch's t on the per-seed ratings (needs 2 seeds a side).
             mine = [float(at_budget[r]["elo"]) for r in rs]
             sai = [float(at_budget[r]["elo"]) for r in arm_runs("SAI")]
             if len(mine) > 1 and len(sai) > 1:
-                row["elo_vs_sai_seed_p"] = float(f"{stats.ttest_ind(mine, sai, equal_var=False).pvalue:.3g}")
+                row["elo_vs_sai_seed_p"] = _p(stats.welch_t_test(mine, sai)[1])
         g = [r for r in gnugo_rows if r["arm"] == arm]
         if g:
             wins, n = sum(int(r["wins"]) for r in g), sum(int(r["games"]) for r in g)
@@ -565,7 +558,7 @@ def summarize(outdir: str, late_move: int = 12) -> list[dict]:
                 row[f"gnugo_{colour}"] = f"{sum(int(r['wins']) for r in c)}/{sum(int(r['games']) for r in c)}"
             if sai_gnugo and arm != "SAI":
                 sw, sn = sum(int(r["wins"]) for r in sai_gnugo), sum(int(r["games"]) for r in sai_gnugo)
-                row["gnugo_vs_sai_p"] = float(f"{stats.fisher_exact([[wins, n - wins], [sw, sn - sw]])[1]:.3g}")
+                row["gnugo_vs_sai_p"] = _p(stats.fisher_win_test(wins, n, sw, sn))
         if move_rows and arm in ("SAI", "NoBranch"):
             err = _per_game(move_rows, arm, "error")
             late_beta = _per_game(move_rows, arm, "beta", min_move=late_move)
@@ -573,11 +566,9 @@ def summarize(outdir: str, late_move: int = 12) -> list[dict]:
             row["mean_abs_error"] = round(float(err.mean()), 2)
             row[f"beta_from_move_{late_move}"] = round(float(late_beta.mean()), 3)
             if arm == "NoBranch" and any(r["arm"] == "SAI" for r in move_rows):
-                row["error_vs_sai_p"] = float(
-                    f"{stats.ttest_ind(err, _per_game(move_rows, 'SAI', 'error'), equal_var=False).pvalue:.3g}"
-                )
+                row["error_vs_sai_p"] = _p(stats.welch_t_test(err, _per_game(move_rows, "SAI", "error"))[1])
                 sai_beta = _per_game(move_rows, "SAI", "beta", min_move=late_move)
-                row["beta_vs_sai_p"] = float(f"{stats.ttest_ind(late_beta, sai_beta, equal_var=False).pvalue:.3g}")
+                row["beta_vs_sai_p"] = _p(stats.welch_t_test(late_beta, sai_beta)[1])
         rows.append(row)
     keys = list(dict.fromkeys(k for r in rows for k in r))
     return [{k: r.get(k, "") for k in keys} for r in rows]
@@ -585,11 +576,7 @@ def summarize(outdir: str, late_move: int = 12) -> list[dict]:
 
 def plot(outdir: str, path: str | None = None) -> str:
     """baselines.png from the CSVs in ``outdir``: Elo vs compute, α_∅, calibration."""
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
+    plt = common.pyplot()
     elo_rows = [r for r in read_csv(os.path.join(outdir, "elo.csv")) if r["run"]]
     curve_rows = read_csv(os.path.join(outdir, "curves.csv"))
     cal_path = os.path.join(outdir, "calibration.csv")
@@ -635,10 +622,7 @@ def plot(outdir: str, path: str | None = None) -> str:
         if cal_rows:
             ax.legend(fontsize=7)
     fig.tight_layout()
-    path = path or os.path.join(outdir, "baselines.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return common.save_figure(fig, path or os.path.join(outdir, "baselines.png"))
 
 
 def format_summary(rows: list[dict]) -> str:
@@ -665,9 +649,9 @@ def format_summary(rows: list[dict]) -> str:
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = common.make_parser(__file__, __doc__, games=20, games_help="games per Elo pairing", visits=32, board_size=None)
+    p.add_argument("--board_size", type=int, default=None, help="the runs' board size (default: the checkpoints')")
     p.add_argument("--root", default="runs/baselines", help="the runs' parent directory (<root>/<arm>_s<seed>)")
-    p.add_argument("--outdir", required=True)
     p.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated, of {','.join(STAGES)}")
     p.add_argument(
         "--arms",
@@ -677,10 +661,8 @@ def parse_args(argv=None):
     p.add_argument("--seeds", default="0,1", help="comma-separated training seeds")
     p.add_argument("--generations", type=int, default=30, help="generations per run")
     p.add_argument("--every", type=int, default=3, help="rate (and keep) every k-th generation")
-    p.add_argument("--games", type=int, default=20, help="games per Elo pairing")
     p.add_argument("--neighbours", type=int, default=2)
     p.add_argument("--random_pairings", type=int, default=2)
-    p.add_argument("--visits", type=int, default=32)
     p.add_argument("--komi", type=float, default=24.5, help="Black's komi (5×5: perfect play is B+25)")
     p.add_argument("--opening_moves", type=int, default=2)
     p.add_argument("--level", type=int, default=10, help="GNU Go level")
@@ -689,7 +671,6 @@ def parse_args(argv=None):
     p.add_argument("--gnugo_white_komi", type=float, default=None, help="Black's komi when the net is White")
     p.add_argument("--calibration_games", type=int, default=64, help="self-play games per SAI/NoBranch net")
     p.add_argument("--late_move", type=int, default=12, help="β is compared on moves from this one on")
-    p.add_argument("--seed", type=int, default=0, help="match seed")
     p.add_argument(
         "--fresh",
         action="store_true",
@@ -743,15 +724,9 @@ def run(args) -> list[dict]:
     return rows
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    try:
-        run(args)
-    except (ValueError, OSError, RuntimeError) as e:
-        print(f"baselines: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main(exit_on_error=True))

@@ -30,40 +30,17 @@ from an existing ``elo.csv`` and ``learning_curve.csv``.
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import os
-import sys
 import time
 
 import numpy as np
 
-from saijax import arena, elo, players, results, search
+from experiments import common, matches
+from saijax import arena, elo, results
 
-
-def kept_generations(workdir: str) -> list[int]:
-    """The generations with a finished checkpoint in a run's workdir."""
-    directory = os.path.join(workdir, "checkpoints")
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(f"{workdir} has no checkpoints directory")
-    gens = []
-    for name in os.listdir(directory):
-        if name.isdecimal() and os.path.isdir(os.path.join(directory, name)):
-            gens.append(int(name))
-    return sorted(gens)
-
-
-def read_metrics(workdir: str) -> dict[int, dict]:
-    """generation -> metrics line of ``metrics.jsonl`` (the last line of each generation wins)."""
-    path = os.path.join(workdir, "metrics.jsonl")
-    out: dict[int, dict] = {}
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if line.strip():
-                    row = json.loads(line)
-                    out[int(row["generation"])] = row
-    return out
+kept_generations = common.kept_generations
+read_metrics = common.read_metrics
+read_csv = common.read_csv
 
 
 def pairings(names: list[str], neighbours: int, random_pairings: int) -> list[tuple[str, str]]:
@@ -74,49 +51,28 @@ def pairings(names: list[str], neighbours: int, random_pairings: int) -> list[tu
     return pairs
 
 
-def pairing_settings(args, k: int, results_path: str) -> arena.MatchSettings:
-    """The k-th pairing's match: ``args.games`` games at ``args.komi``, colours
-    alternating, ``args.opening_moves`` random opening moves, its own seed."""
-    return arena.MatchSettings(
-        games=args.games,
-        komi=args.komi,
-        seed=args.seed * 100_003 + k,
-        opening_moves=args.opening_moves,
-        score_visits=None,
-        results_path=results_path,
-    )
-
-
 def run(args) -> dict:
     gens = kept_generations(args.workdir)
     if args.generations:
-        wanted = {int(g) for g in args.generations.split(",")}
+        wanted = set(common.parse_list(args.generations, int))
         gens = [g for g in gens if g in wanted]
     gens = gens[:: args.every]
     if len(gens) < 2:
         raise ValueError(f"{args.workdir}: need at least 2 kept checkpoints, found {gens}")
-    config = search.SearchConfig(num_simulations=args.visits, gumbel_scale=args.gumbel_scale)
-    nets = {}
-    for g in gens:
-        p = players.load_player(os.path.join(args.workdir, "checkpoints", str(g)), name=f"gen{g}", config=config)
-        nets[p.name] = p
-    first = next(iter(nets.values()))
-    spec = first.net.spec
-    nets = {
-        "random": players.random_player(
-            spec.board_size, blocks=spec.blocks, filters=spec.filters, value_head=spec.value_head, config=config
-        ),
-        **nets,
-    }
+    options = common.player_options(args)
+    checkpoints = [(f"gen{g}", os.path.join(args.workdir, "checkpoints", str(g))) for g in gens]
+    loaded = common.load_nets(checkpoints, board_size=args.board_size, options=options, seed=args.seed)
+    spec = loaded[0].net.spec
+    shape = common.player_options(args, blocks=spec.blocks, filters=spec.filters, value_head=spec.value_head)
+    (random,) = common.load_nets("random", board_size=spec.board_size, options=shape, seed=args.seed)
+    nets = {p.name: p for p in [random, *loaded]}
     names = list(nets)
-    os.makedirs(args.outdir, exist_ok=True)
-    games_path = os.path.join(args.outdir, "games.csv")
-    if os.path.exists(games_path):
-        os.remove(games_path)
+    games_path = common.games_path(args.outdir)
+    common.reset_games(games_path)
     t0 = time.time()
     all_games = []
     for k, (a, b) in enumerate(pairings(names, args.neighbours, args.random_pairings)):
-        games = arena.play_match(nets[a], nets[b], pairing_settings(args, k, games_path))
+        games = arena.play_match(nets[a], nets[b], matches.pairing_settings(args, k, games_path))
         all_games.extend(games)
         s = results.summarize(games, a)
         print(f"{a:>8s} vs {b:<8s}: {a} scores {100 * s.overall.win_rate:5.1f}% of {s.overall.games}", flush=True)
@@ -139,9 +95,9 @@ def run(args) -> dict:
                 "beta_empty": m.get("beta_empty", ""),
             }
         )
-    write_csv(os.path.join(args.outdir, "elo.csv"), rows)
+    common.write_csv(os.path.join(args.outdir, "elo.csv"), rows)
     curve = learning_curve(metrics)
-    write_csv(os.path.join(args.outdir, "learning_curve.csv"), curve)
+    common.write_csv(os.path.join(args.outdir, "learning_curve.csv"), curve)
     plot(rows, curve, os.path.join(args.outdir, "elo_curve.png"), title=args.title or os.path.basename(args.workdir))
     print(elo.format_table(fit))
     print(f"{len(all_games)} games in {time.time() - t0:.0f}s; wrote {args.outdir}/elo.csv, games.csv, elo_curve.png")
@@ -172,27 +128,9 @@ def learning_curve(metrics: dict[int, dict]) -> list[dict]:
     return rows
 
 
-def write_csv(path: str, rows: list[dict]) -> None:
-    if not rows:
-        raise ValueError(f"nothing to write to {path}")
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def read_csv(path: str) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
-def plot(rows: list[dict], curve: list[dict], path: str, title: str = "") -> None:
-    """The paper's Fig. 2 layout: Elo with 95% intervals above, α_∅ below, by generation."""
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
+def plot(rows: list[dict], curve: list[dict], path: str, title: str = "") -> str:
+    """The paper's Fig. 2 layout: Elo with 95% intervals above, α_∅ below, by generation; returns the PNG's path."""
+    plt = common.pyplot()
     nets = [r for r in rows if str(r["generation"]) != ""]
     gen = np.array([r["generation"] for r in nets], float)
     rating = np.array([r["elo"] for r in nets], float)
@@ -209,39 +147,37 @@ def plot(rows: list[dict], curve: list[dict], path: str, title: str = "") -> Non
     bottom.set_ylabel("α_∅ (fair komi)")
     bottom.set_xlabel("generation")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return common.save_figure(fig, path)
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_args(argv=None) -> argparse.Namespace:
+    p = common.make_parser(__file__, __doc__, games=40, games_help="games per pairing", visits=32, board_size=None)
+    p.add_argument("--board_size", type=int, default=None, help="the checkpoints' board size (default: theirs)")
     p.add_argument("--workdir", default="", help="a run's workdir (its kept checkpoints are rated)")
-    p.add_argument("--outdir", required=True)
     p.add_argument("--generations", default="", help="comma-separated generations to rate (default: all kept)")
     p.add_argument("--every", type=int, default=1, help="rate every k-th kept generation")
     p.add_argument("--neighbours", type=int, default=2, help="each net plays the next k nets")
     p.add_argument("--random_pairings", type=int, default=2, help="the random net plays the first k nets")
-    p.add_argument("--games", type=int, default=40, help="games per pairing")
-    p.add_argument("--visits", type=int, default=32)
-    p.add_argument("--gumbel_scale", type=float, default=1.0, help="0: deterministic search")
     p.add_argument("--opening_moves", type=int, default=2, help="random opening moves per game pair")
     p.add_argument("--komi", type=float, default=9.5)
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--title", default="")
     p.add_argument("--plot_only", action="store_true", help="redraw from --outdir's elo.csv and learning_curve.csv")
-    args = p.parse_args(argv)
-    try:
+    return p.parse_args(argv)
+
+
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    args = parse_args(argv)
+
+    def body():
         if args.plot_only:
             rows = read_csv(os.path.join(args.outdir, "elo.csv"))
             curve = read_csv(os.path.join(args.outdir, "learning_curve.csv"))
             plot(rows, curve, os.path.join(args.outdir, "elo_curve.png"), title=args.title)
-            return 0
+            return
         run(args)
-    except (ValueError, OSError) as e:
-        print(f"elo_curve: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+
+    return common.run_main(__file__, body, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main(exit_on_error=True))

@@ -25,56 +25,36 @@ intervals).
 from __future__ import annotations
 
 import argparse
-import csv
 import os
-import sys
 import time
 
 import numpy as np
 
-from saijax import arena, gtp_match, players, results, search
+from experiments import common, matches
+from saijax import gtp_match, match, player_cli
 
 
 def _nets(args) -> list[tuple[str, str]]:
     """(label, checkpoint spec) of the nets to test."""
     if args.nets:
-        return [
-            (spec.split("/")[-1] if not spec.startswith("zoo:") else spec[4:], spec) for spec in args.nets.split(",")
-        ]
+        specs = common.parse_list(args.nets, str)
+        return [(spec[4:] if spec.startswith("zoo:") else spec.rstrip("/").split("/")[-1], spec) for spec in specs]
     directory = os.path.join(args.workdir, "checkpoints")
-    gens = sorted(int(d) for d in os.listdir(directory) if d.isdecimal())[:: args.every]
+    gens = common.kept_generations(args.workdir)[:: args.every]
     return [(f"gen{g}", os.path.join(directory, str(g))) for g in gens]
 
 
-def colour_record(games: list[results.GameResult], player: str, colour: str) -> dict:
-    """A player's record with one colour over a one-colour match: games, wins,
-    draws, win rate with its 95% Wilson interval, mean margin."""
-    s = results.summarize(games, player)
-    stats = s.black if colour == "black" else s.white
-    return {
-        "games": stats.games,
-        "wins": stats.wins,
-        "draws": stats.draws,
-        "win_rate": round(stats.win_rate, 4),
-        "wilson_lo": round(s.wilson[0], 4),
-        "wilson_hi": round(s.wilson[1], 4),
-        "mean_margin": round(stats.mean_margin, 2),
-    }
-
-
 def run(args) -> list[dict]:
-    os.makedirs(args.outdir, exist_ok=True)
-    games_path = os.path.join(args.outdir, "games.csv")
-    if os.path.exists(games_path):
-        os.remove(games_path)
-    argv = gtp_match.gnugo_arena_argv(args.level, never_resign=True)
-    config = search.SearchConfig(num_simulations=args.visits)
+    games_path = common.games_path(args.outdir)
+    common.reset_games(games_path)
+    argv = player_cli.engine_argv(f"gnugo:{args.level}", never_resign=True)
     rows = []
-    for label, spec in _nets(args):
-        player = players.load_player(spec, board_size=args.board_size, name=label, config=config)
+    nets = _nets(args)
+    loaded = common.load_nets(nets, board_size=args.board_size, options=common.player_options(args), seed=args.seed)
+    for (label, _), player in zip(nets, loaded):
         for colour, komi in (("black", args.black_komi), ("white", args.white_komi)):
             t0 = time.time()
-            settings = arena.MatchSettings(
+            settings = match.MatchSettings(
                 games=args.games,
                 komi=komi,
                 colours="a_black" if colour == "black" else "a_white",
@@ -92,7 +72,7 @@ def run(args) -> list[dict]:
                     "komi": komi,
                     "level": args.level,
                     "visits": args.visits,
-                    **colour_record(games, label, colour),
+                    **matches.colour_record(games, label, colour),
                     "counted_by_gnugo": len(agree),
                     "seconds": round(time.time() - t0, 1),
                 }
@@ -105,20 +85,14 @@ def run(args) -> list[dict]:
                 f"({r['seconds']:.0f}s)",
                 flush=True,
             )
-    with open(os.path.join(args.outdir, "summary.csv"), "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    plot(rows, os.path.join(args.outdir, "gnugo_strength.png"), args)
+    common.write_csv(os.path.join(args.outdir, "summary.csv"), rows)
+    plot(rows, os.path.join(args.outdir, "gnugo_strength.png"), level=args.level, games=args.games)
     return rows
 
 
-def plot(rows: list[dict], path: str, args) -> None:
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
+def plot(rows: list[dict], path: str, *, level: int, games: int) -> str:
+    """Win rate by net and colour with 95% Wilson intervals; returns the PNG's path."""
+    plt = common.pyplot()
     nets = list(dict.fromkeys(r["net"] for r in rows))
     fig, ax = plt.subplots(figsize=(max(5, 0.8 * len(nets) + 2), 4))
     for k, (colour, marker) in enumerate((("black", "o"), ("white", "s"))):
@@ -133,39 +107,31 @@ def plot(rows: list[dict], path: str, args) -> None:
     ax.set_xticks(np.arange(len(nets)), nets, rotation=45, ha="right")
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("win rate (95% Wilson)")
-    ax.set_title(f"vs GNU Go level {args.level} (never resigns), {args.games} games per point")
+    ax.set_title(f"vs GNU Go level {level} (never resigns), {games} games per point")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return common.save_figure(fig, path)
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_args(argv=None) -> argparse.Namespace:
+    p = common.make_parser(__file__, __doc__, games=20, games_help="games per net and colour", visits=64)
     p.add_argument("--nets", default="", help="comma-separated checkpoints or zoo:<name>")
     p.add_argument("--workdir", default="", help="or: a run's workdir (its kept checkpoints)")
     p.add_argument("--every", type=int, default=1, help="with --workdir: every k-th kept generation")
-    p.add_argument("--board_size", type=int, default=7)
     p.add_argument("--level", type=int, default=10)
-    p.add_argument("--games", type=int, default=20, help="games per net and colour")
     p.add_argument("--black_komi", type=float, default=8.5)
     p.add_argument("--white_komi", type=float, default=9.5)
-    p.add_argument("--visits", type=int, default=64)
     p.add_argument("--resign_threshold", type=float, default=None, help="let the net resign (default: never)")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
-    p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)
     if bool(args.nets) == bool(args.workdir):
-        print("gnugo_strength: error: give exactly one of --nets and --workdir", file=sys.stderr)
-        return 2
-    try:
-        run(args)
-    except (ValueError, OSError) as e:
-        print(f"gnugo_strength: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+        p.error("give exactly one of --nets and --workdir")
+    return args
+
+
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main(exit_on_error=True))

@@ -82,20 +82,15 @@ condition files.
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import math
 import os
-import sys
 import time
 
 import numpy as np
 
-if __package__ in (None, ""):
-    # Run as a script from a checkout: make `saijax` importable without install.
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from saijax import arena, control, gtp_client, gtp_match, players, results, search, sgf  # noqa: E402
+from experiments import common
+from saijax import control, gtp_match, match, player_cli, players, results, sgf, stats
 
 METHODS = "none,naive,A,B,C:1,C:2.5,endgame:2,endgame:5"
 GAME_COLUMNS = tuple(
@@ -211,14 +206,14 @@ def game_row(condition: Condition, player: players.Player, base: players.Player,
 def play_condition(condition: Condition, base: players.Player, args) -> list[dict]:
     """Plays one condition's games against GNU Go and measures them."""
     player = controlled_player(base, condition)
-    settings = arena.MatchSettings(games=args.games, seed=args.seed, score_visits=None)
+    settings = match.MatchSettings(games=args.games, seed=args.seed, score_visits=None)
     a_black = settings.side_a_black()
     settings = dataclasses.replace(
         settings,
         komi=tuple(args.black_komi if b else args.white_komi for b in a_black),
         sgf_dir=os.path.join(args.outdir, "sgf", condition.label.replace(":", "_")),
     )
-    argv = gtp_match.gnugo_arena_argv(args.level, never_resign=True)
+    argv = player_cli.engine_argv(f"gnugo:{args.level}", never_resign=True)
     games = gtp_match.play_gtp_match(player, argv, settings, engine_name=f"gnugo-l{args.level}", timeout=args.timeout)
     return [game_row(condition, player, base, g) for g in games]
 
@@ -227,34 +222,8 @@ def play_condition(condition: Condition, base: players.Player, args) -> list[dic
 # Summaries.
 
 
-def _read_rows(path: str) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
-def _write_rows(path: str, rows: list[dict], columns) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(columns))
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, path)
-
-
-def _mean_ci(values) -> tuple[float, float]:
-    """Mean and the half-width of its 95% normal interval (NaNs dropped)."""
-    x = np.asarray([float(v) for v in values if v not in ("", None)], np.float64)
-    x = x[np.isfinite(x)]
-    if not x.size:
-        return math.nan, math.nan
-    half = 1.96 * float(np.std(x, ddof=1)) / math.sqrt(x.size) if x.size > 1 else math.nan
-    return float(np.mean(x)), half
-
-
 def summarize(rows: list[dict], order: list[str]) -> list[dict]:
     """One summary row per condition (module docstring), tests against ``none`` if it was played."""
-    from scipy import stats  # noqa: PLC0415
-
     by = {}
     for r in rows:
         by.setdefault(r["condition"], []).append(r)
@@ -270,20 +239,15 @@ def summarize(rows: list[dict], order: list[str]) -> list[dict]:
         rate = float(np.mean(res))
         lo, hi = results.wilson_interval(wins + 0.5 * draws, n)
         margins = np.array([float(g["net_margin"]) for g in games])
-        unnatural, unnatural_ci = _mean_ci(g["unnatural"] for g in games)
-        distance, distance_ci = _mean_ci(g["mean_distance"] for g in games)
-        gnugo_distance, _ = _mean_ci(g["gnugo_mean_distance"] for g in games)
+        unnatural, unnatural_ci = stats.mean_interval(g["unnatural"] for g in games)
+        distance, distance_ci = stats.mean_interval(g["mean_distance"] for g in games)
+        gnugo_distance, _ = stats.mean_interval(g["gnugo_mean_distance"] for g in games)
         p_fewer = p_closer = math.nan
         if base is not None and label != "none":
             b = np.array([float(g["net_result"]) for g in base])
-            bw = int(np.sum(b == 1))
-            table = [[wins, n - wins], [bw, len(b) - bw]]
-            p_fewer = float(stats.fisher_exact(table, alternative="less").pvalue)
-            # |p − ½| is smaller under control: z test on the difference of the two distances from ½.
-            pb = float(np.mean(b))
-            se = math.sqrt(max(rate * (1 - rate), 0.25 / n) / n + max(pb * (1 - pb), 0.25 / len(b)) / len(b))
-            p_closer = float(stats.norm.sf((abs(pb - 0.5) - abs(rate - 0.5)) / se))
-        p_half = float(stats.binomtest(wins, n, 0.5).pvalue)
+            p_fewer = stats.fisher_win_test(wins, n, int(np.sum(b == 1)), len(b), alternative="less")
+            p_closer = stats.closer_to_half_test(rate, n, float(np.mean(b)), len(b))
+        p_half = stats.binomial_test(wins, n, 0.5)
         method, param = games[0]["method"], games[0]["param"]
         out.append(
             {
@@ -330,11 +294,7 @@ def format_summary(summary: list[dict]) -> str:
 
 
 def plot(summary: list[dict], path: str, title: str) -> None:
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
+    plt = common.pyplot()
     labels = [s["condition"] for s in summary]
     x = np.arange(len(labels))
     fig, axes = plt.subplots(1, 4, figsize=(max(12, 1.4 * len(labels) * 2), 3.8))
@@ -364,8 +324,7 @@ def plot(summary: list[dict], path: str, title: str) -> None:
         ax.set_xticks(x, labels, rotation=45, ha="right")
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    common.save_figure(fig, path)
 
 
 def write_outputs(args, order: list[str]) -> list[dict]:
@@ -375,16 +334,16 @@ def write_outputs(args, order: list[str]) -> list[dict]:
     found = []
     for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
         if name.endswith(".csv"):
-            part = _read_rows(os.path.join(directory, name))
+            part = common.read_csv(os.path.join(directory, name))
             rows.extend(part)
             if part:
                 found.append(part[0]["condition"])
     order = [c for c in order if c in found] + [c for c in found if c not in order]
     if not rows:
         raise ValueError(f"no condition files in {directory}")
-    _write_rows(os.path.join(args.outdir, "games.csv"), rows, GAME_COLUMNS)
+    common.write_csv(os.path.join(args.outdir, "games.csv"), rows, GAME_COLUMNS)
     summary = summarize(rows, order)
-    _write_rows(os.path.join(args.outdir, "summary.csv"), summary, SUMMARY_COLUMNS)
+    common.write_csv(os.path.join(args.outdir, "summary.csv"), summary, SUMMARY_COLUMNS)
     plot(
         summary,
         os.path.join(args.outdir, "position_control.png"),
@@ -398,10 +357,8 @@ def run(args) -> list[dict]:
     order = [c.label for c in conditions]
     if not args.summarize_only:
         os.makedirs(os.path.join(args.outdir, "conditions"), exist_ok=True)
-        config = search.SearchConfig(num_simulations=args.visits)
-        base = players.load_player(args.net, board_size=args.board_size, config=config)
-        name = args.net[4:] if args.net.startswith("zoo:") else base.name
-        base = base.replace(name=name)
+        options = common.player_options(args)
+        (base,) = common.load_nets([(None, args.net)], board_size=args.board_size, options=options, seed=args.seed)
         for condition in conditions:
             path = os.path.join(args.outdir, "conditions", condition.label.replace(":", "_") + ".csv")
             if os.path.exists(path) and not args.overwrite:
@@ -409,7 +366,7 @@ def run(args) -> list[dict]:
                 continue
             t0 = time.time()
             rows = play_condition(condition, base, args)
-            _write_rows(path, rows, GAME_COLUMNS)
+            common.write_csv(path, rows, GAME_COLUMNS)
             s = summarize(rows, [condition.label])[0]
             print(
                 f"{condition.label:>11s}: {s['wins']}/{s['games']} wins, {100 * s['win_rate']:.0f}% "
@@ -424,34 +381,24 @@ def run(args) -> list[dict]:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = common.make_parser(__file__, __doc__, games=16, games_help="games per condition, colours alternating",
+                           visits=128)  # fmt: skip
     p.add_argument("--net", default="zoo:go7-S1", help="the strong net: a checkpoint or zoo:<name>")
-    p.add_argument("--board_size", type=int, default=7)
     p.add_argument("--level", type=int, default=10, help="GNU Go's level (it never resigns)")
-    p.add_argument("--games", type=int, default=16, help="games per condition, colours alternating")
-    p.add_argument("--visits", type=int, default=128, help="the net's simulations per move")
     p.add_argument("--methods", default=METHODS, help="comma list: none, naive, A, B[:c], C[:c], endgame[:gamma]")
     p.add_argument("--target_winrate", type=float, default=0.5, help="Method A's target")
     p.add_argument("--black_komi", type=float, default=9.5, help="komi when the net is Black")
     p.add_argument("--white_komi", type=float, default=9.5, help="komi when the net is White")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
     p.add_argument("--overwrite", action="store_true", help="replay conditions already in --outdir")
     p.add_argument("--summarize_only", action="store_true", help="only rebuild the tables and the PNG")
-    p.add_argument("--outdir", required=True)
     return p.parse_args(argv)
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    try:
-        run(args)
-    except (ValueError, OSError, gtp_client.GtpError) as e:
-        # A condition already written stays: rerunning the same command resumes after it.
-        print(f"position_control: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    # A condition already written stays: rerunning the same command resumes after it.
+    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main(exit_on_error=True))

@@ -15,7 +15,8 @@ mistakes instead of gambling; the paper found λ = 0.5 raised S1's and S3's
 win rate in H2 at the hardest level (from under 5% to 12% and 22.5%), and
 λ = 1 never helped further. W3 plays λ = μ = 0.
 
-Each situation is a handicap kind and a malus m: White's komi is
+The strong nets' μ and threshold are the player flags ``--mu`` and
+``--threshold``. Each situation is a handicap kind and a malus m: White's komi is
 ``--h1_komi − m`` in H1 and ``--h2_komi − m`` in H2. Plotted: the strong
 net's win rate against m, one panel per handicap kind and strong net, one
 line per λ, with 95% Wilson intervals.
@@ -51,17 +52,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from collections.abc import Sequence
 
 import numpy as np
 
-if __package__ in (None, ""):
-    # Run as a script from a checkout: make `saijax` and experiments/ importable without install.
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from experiments import handicap  # pylint: disable=g-import-not-at-top
+from experiments import common, matches
 
 # 7×7 defaults (module docstring).
 LAMBDAS = (0.0, 0.5, 1.0)
@@ -70,11 +66,11 @@ H2_KOMI, H2_MALUSES = 13.5, (3.0, 5.0)
 OPPONENT = "zoo:go7-W3"
 
 
-def conditions(opponent: str, h1_komi: float, h1_maluses, h2_komi: float, h2_maluses) -> list[handicap.Condition]:
+def conditions(opponent: str, h1_komi: float, h1_maluses, h2_komi: float, h2_maluses) -> list[matches.Condition]:
     """The situations of Fig. 7, the strong net as White: H1 and H2, each made worse by maluses."""
     return [
-        *handicap.white_conditions("fig7", opponent, 1, [h1_komi - m for m in h1_maluses], base=h1_komi),
-        *handicap.white_conditions("fig7", opponent, 2, [h2_komi - m for m in h2_maluses], base=h2_komi),
+        *matches.white_conditions("fig7", opponent, 1, [h1_komi - m for m in h1_maluses], base=h1_komi),
+        *matches.white_conditions("fig7", opponent, 2, [h2_komi - m for m in h2_maluses], base=h2_komi),
     ]
 
 
@@ -84,7 +80,7 @@ def plot_fig7(rows: Sequence[dict], title: str = ""):
     Panels: H1 (top) and H2 (bottom), one column per strong net. Returns the
     matplotlib Figure.
     """
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    plt = common.pyplot()
 
     rows = [r for r in rows if r["figure"] == "fig7" and r["strong_colour"] == "white"]
     strong = list(dict.fromkeys(r["strong"] for r in rows))
@@ -102,7 +98,7 @@ def plot_fig7(rows: Sequence[dict], title: str = ""):
                 sel = sorted((r for r in cell if float(r["lambda"]) == lam), key=lambda r: float(r["malus"]))
                 if sel:
                     x = np.array([float(r["malus"]) for r in sel]) + 0.04 * (k - (len(lambdas) - 1) / 2)
-                    handicap.plot_win_rates(ax, x, sel, fmt="o-", label=f"λ = {lam:g}")
+                    matches.plot_win_rates(ax, x, sel, fmt="o-", label=f"λ = {lam:g}")
             maluses = sorted({float(r["malus"]) for r in cell})
             komis = {float(r["malus"]): float(r["komi"]) for r in cell}
             ax.set_xticks(maluses, [f"{m:g}\n(komi {komis[m]:g})" for m in maluses])
@@ -122,33 +118,18 @@ def plot_fig7(rows: Sequence[dict], title: str = ""):
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
-    p.add_argument("--strong", default=handicap.STRONG, help="strong nets: comma list of [NAME=]SPEC")
+    p = common.make_parser(__file__, __doc__, outdir="runs/recovery", games=100, visits=64,
+                           games_help="games per cell (the paper: 400)")  # fmt: skip
     p.add_argument("--opponent", default=OPPONENT, help="the weak net, [NAME=]SPEC (the paper's W3)")
-    p.add_argument("--board_size", type=int, default=7)
-    p.add_argument("--games", type=int, default=100, help="games per cell (the paper: 400)")
-    p.add_argument("--visits", type=int, default=64, help="simulations per move, every net (the paper: 1,000)")
-    p.add_argument("--gumbel_scale", type=float, default=1.0, help="search noise (0: deterministic)")
     p.add_argument("--lambdas", default=",".join(f"{v:g}" for v in LAMBDAS), help="the strong nets' λ values")
-    p.add_argument("--mu", type=float, default=0.0, help="the strong nets' μ (<= every λ)")
-    p.add_argument("--threshold", type=float, default=0.0, help="variable agent: λ/μ only above this win rate")
     p.add_argument("--h1_komi", type=float, default=H1_KOMI, help="H1's komi at malus 0")
     p.add_argument("--h1_maluses", default=",".join(f"{v:g}" for v in H1_MALUSES), help="'' skips H1")
     p.add_argument("--h2_komi", type=float, default=None, help="H2's komi at malus 0 (7x7: 13.5)")
     p.add_argument("--h2_maluses", default=",".join(f"{v:g}" for v in H2_MALUSES), help="'' skips H2")
-    p.add_argument("--resign_threshold", type=float, default=None, help="let nets resign (default: never)")
-    p.add_argument("--score_visits", type=int, default=1000, help="score-estimate search at a resignation")
-    p.add_argument("--opening_moves", type=int, default=0, help="random opening moves per game")
-    p.add_argument("--max_batch", type=int, default=1024, help="most games per lockstep match")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--outdir", default="runs/recovery")
-    p.add_argument("--plot_only", action="store_true", help="redraw the PNG from --outdir's fig7_summary.csv")
-    p.add_argument("--verbose", action="store_true", help="a line per game")
+    matches.add_match_flags(p, plot_only="redraw the PNG from --outdir's fig7_summary.csv")
     args = p.parse_args(argv)
     if args.h2_komi is None:
-        if args.board_size != 7 and handicap.parse_list(args.h2_maluses) and not args.plot_only:
+        if args.board_size != 7 and common.parse_list(args.h2_maluses) and not args.plot_only:
             p.error(f"--h2_komi has a default for 7x7 only; give it for {args.board_size}x{args.board_size}")
         args.h2_komi = H2_KOMI
     return args
@@ -156,28 +137,25 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> list[dict]:
     """Plays Fig. 7's games and writes the tables and the PNG; returns the summary rows."""
-    nets = dict(board_size=args.board_size, visits=args.visits, gumbel_scale=args.gumbel_scale)
-    strong = handicap.load_nets(handicap.parse_nets(args.strong), **nets)
-    opponent = handicap.load_nets(handicap.parse_nets(args.opponent), **nets)
+    plain = common.player_options(args, lambda_=0.0, mu=0.0, threshold=0.0)  # the strong nets' agents: below
+    strong = common.load_nets(args.strong, board_size=args.board_size, options=plain, seed=args.seed)
+    opponent = common.load_nets(args.opponent, board_size=args.board_size, options=plain, seed=args.seed)
     if not strong or len(opponent) != 1:
         raise ValueError("need at least one strong net and exactly one --opponent")
     opponent = opponent[0]
-    handicap.check_names([*strong, opponent])
-    lambdas = handicap.parse_list(args.lambdas)
+    matches.check_names([*strong, opponent])
+    lambdas = common.parse_list(args.lambdas)
     cells = conditions(
         opponent.name,
         args.h1_komi,
-        handicap.parse_list(args.h1_maluses),
+        common.parse_list(args.h1_maluses),
         args.h2_komi,
-        handicap.parse_list(args.h2_maluses),
+        common.parse_list(args.h2_maluses),
     )
     if not cells or not lambdas:
         raise ValueError("no situations or no λ values to play")
-    os.makedirs(args.outdir, exist_ok=True)
-    games_path = os.path.join(args.outdir, "games.csv")
-    if os.path.exists(games_path):
-        os.remove(games_path)
-    log = (lambda line: print(line, flush=True)) if args.verbose else None
+    games_path = common.games_path(args.outdir)
+    common.reset_games(games_path)
     t0 = time.time()
     played, agents, base_name = [], {}, {}
     for i, s in enumerate(strong):
@@ -186,7 +164,7 @@ def run(args: argparse.Namespace) -> list[dict]:
             agents[player.name] = (player.agent.lambda_, player.agent.mu)
             base_name[player.name] = s.name
             t = time.time()
-            new = handicap.play_conditions(
+            new = matches.play_conditions(
                 player,
                 opponent,
                 cells,
@@ -198,51 +176,43 @@ def run(args: argparse.Namespace) -> list[dict]:
                 score_visits=args.score_visits,
                 opening_moves=args.opening_moves,
                 results_path=games_path,
-                log=log,
+                log=common.log_lines(args.verbose),
             )
             played.extend(new)
             rates = " ".join(
-                f"H{r['handicap']}-{r['malus']:g}:{100 * r['win_rate']:.0f}%" for r in handicap.summary_rows(new)
+                f"H{r['handicap']}-{r['malus']:g}:{100 * r['win_rate']:.0f}%" for r in matches.summary_rows(new)
             )
             print(f"fig7 {player.name} (W) vs {opponent.name}: {len(new)} games, {time.time() - t:.0f}s; {rates}")
-    handicap.write_csv(
-        os.path.join(args.outdir, "conditions.csv"), handicap.condition_rows(played, agents), handicap.CONDITION_COLUMNS
+    common.write_csv(
+        os.path.join(args.outdir, "conditions.csv"), matches.condition_rows(played, agents), matches.CONDITION_COLUMNS
     )
-    rows = handicap.summary_rows(played, agents)
+    rows = matches.summary_rows(played, agents)
     for r in rows:
         r["strong"] = base_name[r["strong"]]  # the λ column tells the agents apart
-    handicap.write_csv(os.path.join(args.outdir, "fig7_summary.csv"), rows, handicap.SUMMARY_COLUMNS)
+    common.write_csv(os.path.join(args.outdir, "fig7_summary.csv"), rows, matches.SUMMARY_COLUMNS)
     draw(args.outdir, rows)
     print(f"{len(played)} games in {time.time() - t0:.0f}s; wrote {args.outdir}", flush=True)
     return rows
 
 
-def draw(outdir: str, rows: Sequence[dict]) -> None:
-    """Writes fig7_recovery.png."""
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    fig = plot_fig7(rows)
-    fig.savefig(os.path.join(outdir, "fig7_recovery.png"), dpi=120)
-    plt.close(fig)
+def draw(outdir: str, rows: Sequence[dict]) -> str:
+    """Writes fig7_recovery.png; returns its path."""
+    return common.save_figure(plot_fig7(rows), os.path.join(outdir, "fig7_recovery.png"))
 
 
-def main(argv=None) -> int:
+def main(argv=None, *, exit_on_error: bool = False) -> int:
     args = parse_args(argv)
-    import matplotlib  # noqa: PLC0415
 
-    matplotlib.use("Agg")
-    try:
+    def body():
         if args.plot_only:
-            draw(args.outdir, handicap.read_summary(os.path.join(args.outdir, "fig7_summary.csv")))
-            return 0
+            draw(args.outdir, matches.read_summary(os.path.join(args.outdir, "fig7_summary.csv")))
+            return
         rows = run(args)
-    except (ValueError, OSError) as e:
-        print(f"recovery: error: {e}", file=sys.stderr)
-        return 2
-    print()
-    print(handicap.format_table(rows))
-    return 0
+        print()
+        print(matches.format_table(rows))
+
+    return common.run_main(__file__, body, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main(exit_on_error=True))

@@ -41,60 +41,56 @@ Outputs in ``--outdir``: ``games.csv`` (every game and estimate),
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import os
-import sys
 import time
 
 import numpy as np
-from scipy import stats
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from nets import load_nets, parse_list, parse_nets  # noqa: E402
-
-from saijax import arena, players  # noqa: E402
+from experiments import common
+from saijax import arena, match, stats
 
 OWN = "own search"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = common.make_parser(__file__, __doc__, games=100, games_help="games per opponent, colours alternating",
+                           visits=32)  # fmt: skip
     p.add_argument("--strong", default="zoo:go7-S1", help="[NAME=]SPEC of the net that plays every match")
     p.add_argument("--opponents", default="zoo:go7-S1,zoo:go7-W1,zoo:go7-W2,zoo:go7-W3", help="comma list")
     p.add_argument("--scorer", default="zoo:go7-S1", help="the fixed scorer net (λ = μ = 0)")
-    p.add_argument("--board_size", type=int, default=7)
-    p.add_argument("--games", type=int, default=100, help="games per opponent, colours alternating")
-    p.add_argument("--visits", type=int, default=32, help="simulations per move")
     p.add_argument("--score_visits", default="1,100,1000", help="comma list: the scorer's visits")
     p.add_argument("--resign_threshold", type=float, default=0.1)
     p.add_argument("--komi", type=float, default=9.5)
     p.add_argument("--opening_moves", type=int, default=2, help="random first moves per colour pair")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)
-    if args.games < 1 or args.visits < 1:
-        p.error("--games and --visits must be >= 1")
+    if args.games < 1:
+        p.error("--games must be >= 1")
     if not 0 < args.resign_threshold < 1:
         p.error("--resign_threshold must be in (0, 1)")
-    if not parse_list(args.score_visits, int) or min(parse_list(args.score_visits, int)) < 1:
+    try:
+        visits = common.parse_list(args.score_visits, int)
+    except ValueError:
+        visits = []
+    if not visits or min(visits) < 1:
         p.error("--score_visits must be a non-empty list of ints >= 1")
     return args
 
 
 def run(args) -> dict[str, list[dict]]:
-    os.makedirs(args.outdir, exist_ok=True)
-    (strong,) = load_nets(parse_nets(args.strong), board_size=args.board_size, visits=args.visits)
-    opponents = load_nets(parse_nets(args.opponents), board_size=args.board_size, visits=args.visits)
-    scorer = players.load_player(args.scorer, board_size=args.board_size, name="scorer")
+    nets = dict(board_size=args.board_size, options=common.player_options(args), seed=args.seed)
+    (strong,) = common.load_nets(args.strong, **nets)
+    opponents = common.load_nets(args.opponents, **nets)
+    plain = common.player_options(args, lambda_=0.0, mu=0.0, threshold=0.0)
+    (scorer,) = common.load_nets([("scorer", args.scorer)], board_size=args.board_size, options=plain)
+    score_visits = common.parse_list(args.score_visits, int)
     rows = []
     for opponent in opponents:
         if opponent.name == strong.name:
             opponent = opponent.replace(name=f"{opponent.name}'")
-        for v in parse_list(args.score_visits, int):
+        for v in score_visits:
             t0 = time.time()
-            settings = arena.MatchSettings(
+            settings = match.MatchSettings(
                 games=args.games,
                 komi=args.komi,
                 seed=args.seed,
@@ -112,17 +108,11 @@ def run(args) -> dict[str, list[dict]]:
                 f"({time.time() - t0:.0f}s)",
                 flush=True,
             )
-    with open(os.path.join(args.outdir, "games.csv"), "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    summary = summarize(rows, parse_list(args.score_visits, int))
-    with open(os.path.join(args.outdir, "summary.csv"), "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(summary[0]))
-        writer.writeheader()
-        writer.writerows(summary)
+    common.write_csv(os.path.join(args.outdir, "games.csv"), rows)
+    summary = summarize(rows, score_visits)
+    common.write_csv(os.path.join(args.outdir, "summary.csv"), summary)
     print(format_table(summary))
-    plot(rows, parse_list(args.score_visits, int), os.path.join(args.outdir, "score_estimation.png"))
+    plot(rows, score_visits, os.path.join(args.outdir, "score_estimation.png"))
     return {"games": rows, "summary": summary}
 
 
@@ -145,8 +135,7 @@ def summarize(rows: list[dict], score_visits: list[int]) -> list[dict]:
         est, final = _errors(rows, v, kind)
         err = est - final
         n = len(err)
-        mae = float(np.mean(np.abs(err))) if n else float("nan")
-        half = float(stats.t.ppf(0.975, n - 1) * np.std(np.abs(err), ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
+        mae, half = stats.mean_interval(np.abs(err), t=True)
         row = {
             "estimator": label,
             "games": n,
@@ -160,31 +149,27 @@ def summarize(rows: list[dict], score_visits: list[int]) -> list[dict]:
         }
         same_games = n == len(ref_est) and n > 1 and np.array_equal(final, ref_final)
         if (label, kind) != (f"scorer {ref_visits} visits", "scorer") and same_games:
-            row["p_vs_reference"] = round(float(stats.ttest_rel(np.abs(err), np.abs(ref_est - ref_final)).pvalue), 5)
+            row["p_vs_reference"] = round(stats.paired_t_test(np.abs(err), np.abs(ref_est - ref_final))[1], 5)
         out.append(row)
     return out
 
 
 def format_table(summary: list[dict]) -> str:
-    lines = [
-        "| estimator | games | mean error | sd | mean abs error [95%] | on the winner's side | paired t p |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in summary:
-        lines.append(
-            f"| {r['estimator']} | {r['games']} | {r['mean_error']} | {r['sd_error']} | "
-            f"{r['mean_abs_error']} [{r['mae_ci_lo']}, {r['mae_ci_hi']}] | {r['winner_side']} | "
-            f"{r['p_vs_reference']} |"
-        )
-    return "\n".join(lines)
+    """The summary as a Markdown table."""
+    header = ("estimator", "games", "mean error", "sd", "mean abs error [95%]", "on the winner's side", "paired t p")
+    return common.markdown_table(
+        header,
+        (
+            (r["estimator"], r["games"], r["mean_error"], r["sd_error"],
+             f"{r['mean_abs_error']} [{r['mae_ci_lo']}, {r['mae_ci_hi']}]", r["winner_side"], r["p_vs_reference"])
+            for r in summary
+        ),
+    )  # fmt: skip
 
 
-def plot(rows: list[dict], score_visits: list[int], path: str):
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
+def plot(rows: list[dict], score_visits: list[int], path: str) -> str:
+    """Each estimator's estimates against the final margins; returns the PNG's path."""
+    plt = common.pyplot()
     panels = [(f"scorer, {v} visits", v, "scorer") for v in score_visits] + [(OWN, max(score_visits), OWN)]
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.6), squeeze=False)
     for ax, (title, v, kind) in zip(axes[0], panels, strict=True):
@@ -198,15 +183,12 @@ def plot(rows: list[dict], score_visits: list[int], path: str):
         ax.set_title(title)
     axes[0][0].set_ylabel("estimate where the rule fired (B−W)")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return fig
+    return common.save_figure(fig, path)
 
 
-def main(argv=None) -> int:
-    run(parse_args(argv))
-    return 0
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main(exit_on_error=True))

@@ -105,30 +105,22 @@ the rest; ``--plot_only`` redraws every table and PNG from ``games.csv``.
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import math
 import os
 import re
-import sys
-import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
-if __package__ in (None, ""):
-    # Run as a script from a checkout: make `saijax` importable without install.
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from experiments.nets import load_nets, parse_list, parse_nets  # noqa: E402
-from saijax import arena, players, results, search  # pylint: disable=g-import-not-at-top
+from experiments import common, matches
+from saijax import arena, match, players, results, search, stats
 
 # 7×7 defaults (module docstring, "From 9×9 to 7×7").
 EVEN_KOMI = 9.5
-STRONG = "zoo:go7-S1,zoo:go7-S2,zoo:go7-S3"
-WEAK = "zoo:go7-W1,zoo:go7-W2,zoo:go7-W3"
+STRONG, WEAK = matches.STRONG, matches.WEAK
 LAMBDAS = (0.5, 1.0)  # Fig. 5
 MU_FRACTIONS = (0.0, 0.5, 0.75, 1.0)  # Fig. 5: μ = f·λ
 VARIABLE_AGENTS = ((0.5, 0.0), (1.0, 0.0), (1.0, 0.5))  # Fig. 6 and Table 1
@@ -236,7 +228,7 @@ TABLE1_COLUMNS = (
 def parse_pairs(text: str) -> list[tuple[float, float]]:
     """``"0.5:0,1:0.5"`` as [(λ, μ), ...]."""
     pairs = []
-    for item in parse_list(text, str):
+    for item in common.parse_list(text, str):
         lam, sep, mu = item.partition(":")
         if not sep:
             raise ValueError(f"a variable agent is LAMBDA:MU, got {item!r}")
@@ -275,10 +267,10 @@ _AGENT_NAME = re.compile(r"^(?P<net>[^\[]+)\[l=(?P<l>[^,\]]+),m=(?P<m>[^,\]]+),t
 
 def parse_agent_name(name: str) -> tuple[str, search.Agent] | None:
     """(net, agent) of a name made by :func:`agent_name`, or None for a plain net name."""
-    match = _AGENT_NAME.match(name)
-    if match is None:
+    found = _AGENT_NAME.match(name)
+    if found is None:
         return None
-    return match["net"], search.Agent(float(match["l"]), float(match["m"]), float(match["t"]))
+    return found["net"], search.Agent(float(found["l"]), float(found["m"]), float(found["t"]))
 
 
 # --------------------------------------------------------------------------
@@ -367,7 +359,7 @@ def play_cell(
       komi: Black's komi in every game.
       seed: the run's seed (the match seed is :func:`cell_seed`).
       resign_threshold, scorer, score_visits, opening_moves, sgf_dir,
-        results_path: as in :class:`saijax.arena.MatchSettings` and
+        results_path: as in :class:`saijax.match.MatchSettings` and
         :func:`saijax.arena.play_match`.
       log: called with a line per game.
 
@@ -378,7 +370,7 @@ def play_cell(
         raise ValueError(f"--games must be even (half the games with each colour), got {games}")
     side_a = strong.with_agent(cell.agent).replace(name=agent_name(strong.name, cell.agent))
     side_b = opponent.with_agent(search.Agent())
-    settings = arena.MatchSettings(
+    settings = match.MatchSettings(
         games=int(games),
         komi=float(komi),
         colours="alternate",
@@ -446,9 +438,7 @@ def _stats(group: Sequence[Outcome]) -> dict:
         "wilson_hi": hi,
         "mean_margin": float(margins.mean()) if margins.size else math.nan,
         "mean_win_margin": float(win_margins.mean()) if win_margins.size else math.nan,
-        "win_margin_se": float(win_margins.std(ddof=1) / math.sqrt(win_margins.size))
-        if win_margins.size > 1
-        else math.nan,
+        "win_margin_se": stats.standard_error(win_margins),
         "win_margins": int(win_margins.size),
         "_win_margins": win_margins,
     }
@@ -498,13 +488,6 @@ def cell_rows(played: Sequence[Outcome]) -> list[dict]:
     return rows
 
 
-def significance_mark(p: float) -> str:
-    """The paper's marks: ``**`` for p < 0.001, ``*`` for p < 0.05."""
-    if not math.isfinite(p):
-        return ""
-    return "**" if p < 0.001 else ("*" if p < 0.05 else "")
-
-
 def table1_rows(cells: Sequence[dict]) -> list[dict]:
     """Table 1 from the pooled rows of :func:`cell_rows`: every agent against λ = μ = 0.
 
@@ -542,17 +525,13 @@ def table1_rows(cells: Sequence[dict]) -> list[dict]:
 
 
 def _table1_row(t, opp, paper_opp, colour, lam, mu, r, base) -> dict:
-    import scipy.stats  # noqa: PLC0415
-
     is_base = (lam, mu) == (0.0, 0.0)
     p_win = p_score = math.nan
     if not is_base:
         successes = int(math.floor(r["wins"] + 0.5 * r["draws"]))
         if r["games"] and math.isfinite(base["win_rate"]):
-            p_win = float(scipy.stats.binomtest(successes, r["games"], p=base["win_rate"], alternative="less").pvalue)
-        a, b = r["_win_margins"], base["_win_margins"]
-        if a.size > 1 and b.size > 1 and (a.var() > 0 or b.var() > 0):
-            p_score = float(scipy.stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue)
+            p_win = stats.binomial_test(successes, r["games"], base["win_rate"], alternative="less")
+        p_score = stats.welch_t_test(r["_win_margins"], base["_win_margins"], alternative="greater")[1]
     paper = PAPER_TABLE1.get((t, paper_opp, colour, lam, mu))
     return {
         "threshold": t,
@@ -567,13 +546,13 @@ def _table1_row(t, opp, paper_opp, colour, lam, mu, r, base) -> dict:
         "win_rate": 100 * r["win_rate"],
         "d_win_rate": math.nan if is_base else 100 * (r["win_rate"] - base["win_rate"]),
         "p_win_rate": p_win,
-        "mark_win_rate": significance_mark(p_win),
+        "mark_win_rate": stats.significance_mark(p_win),
         "win_margins": r["win_margins"],
         "score": r["mean_win_margin"],
         "score_se": r["win_margin_se"],
         "d_score": math.nan if is_base else r["mean_win_margin"] - base["mean_win_margin"],
         "p_score": p_score,
-        "mark_score": significance_mark(p_score),
+        "mark_score": stats.significance_mark(p_score),
         "paper9x9_win_rate": "" if paper is None else paper[0],
         "paper9x9_d_win_rate": "" if paper is None else paper[1],
         "paper9x9_score": "" if paper is None else paper[2],
@@ -642,20 +621,6 @@ def format_cells(rows: Sequence[dict], strong: str = ALL) -> str:
     return "\n".join(lines)
 
 
-def write_csv(path: str, rows: Sequence[dict], columns: Sequence[str]) -> None:
-    """Writes ``rows`` (only ``columns``; floats to 4 decimals, NaN as empty)."""
-
-    def cell(v):
-        if isinstance(v, float):
-            return "" if not math.isfinite(v) else round(v, 4)
-        return v
-
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(columns))
-        writer.writeheader()
-        writer.writerows({k: cell(r[k]) for k in columns} for r in rows)
-
-
 class Tables(NamedTuple):
     """The experiment's tables: cells.csv's rows and Table 1's (dicts, NaN where undefined)."""
 
@@ -684,10 +649,6 @@ def _float_rows(rows: Sequence[dict]) -> list[dict]:
     ]
 
 
-def _select(rows, **where):
-    return [r for r in rows if all(r[k] == v for k, v in where.items())]
-
-
 def _panels(ax_score, ax_win, x, sel, offset, label, style, faint=False):
     """Draws winning score ± se (upper panel) and win rate with Wilson interval (lower) of ``sel`` at ``x``."""
     x = np.asarray(x, float) + offset
@@ -712,8 +673,7 @@ def plot_fig5(cells: Sequence[dict], title: str = ""):
     nets with 95% intervals (se for the score, Wilson for the win rate);
     each strong net's own values are the faint points. Returns the Figure.
     """
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
+    plt = common.pyplot()
     rows = [r for r in _float_rows(cells) if r["threshold"] == 0 and r["strong_colour"] in COLOURS]
     opponents = list(dict.fromkeys(r["opponent"] for r in rows))
     agents = sorted({(r["lambda"], r["mu"]) for r in rows})
@@ -729,11 +689,13 @@ def plot_fig5(cells: Sequence[dict], title: str = ""):
             offset = 0.08 * (k - 0.5)
             for s in strong if len(strong) > 1 else []:
                 sel = sorted(
-                    _select(rows, strong=s, opponent=opp, strong_colour=colour), key=lambda r: x[(r["lambda"], r["mu"])]
+                    matches.select(rows, strong=s, opponent=opp, strong_colour=colour),
+                    key=lambda r: x[(r["lambda"], r["mu"])],
                 )
                 _panels(top, bottom, [x[(r["lambda"], r["mu"])] for r in sel], sel, offset, None, _STYLE[colour], True)
             sel = sorted(
-                _select(rows, strong=ALL, opponent=opp, strong_colour=colour), key=lambda r: x[(r["lambda"], r["mu"])]
+                matches.select(rows, strong=ALL, opponent=opp, strong_colour=colour),
+                key=lambda r: x[(r["lambda"], r["mu"])],
             )
             _panels(top, bottom, [x[(r["lambda"], r["mu"])] for r in sel], sel, offset, f"as {colour}", _STYLE[colour])
         top.set_title(f"vs {opp}")
@@ -757,8 +719,7 @@ def plot_fig6(cells: Sequence[dict], title: str = ""):
     over the strong nets with 95% intervals; λ = μ = 0 dotted. Only the
     opponents and agents played at a threshold above 0. Returns the Figure.
     """
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
+    plt = common.pyplot()
     rows = [r for r in _float_rows(cells) if r["strong"] == ALL and r["strong_colour"] in COLOURS]
     variable = [r for r in rows if r["threshold"] > 0]
     opponents = list(dict.fromkeys(r["opponent"] for r in variable))
@@ -773,7 +734,7 @@ def plot_fig6(cells: Sequence[dict], title: str = ""):
         top, bottom = axes[0, j], axes[1, j]
         for k, (lam, mu) in enumerate(agents):
             sel = sorted(
-                _select(rows, opponent=opp, strong_colour=colour, **{"lambda": lam, "mu": mu}),
+                matches.select(rows, opponent=opp, strong_colour=colour, **{"lambda": lam, "mu": mu}),
                 key=lambda r: r["threshold"],
             )
             sel = [r for r in sel if r["threshold"] in thresholds]
@@ -787,7 +748,7 @@ def plot_fig6(cells: Sequence[dict], title: str = ""):
                 f"λ={lam:g}, μ={mu:g}",
                 style,
             )
-        base = _select(rows, opponent=opp, strong_colour=colour, threshold=0.0, **{"lambda": 0.0, "mu": 0.0})
+        base = matches.select(rows, opponent=opp, strong_colour=colour, threshold=0.0, **{"lambda": 0.0, "mu": 0.0})
         if base:
             if math.isfinite(base[0]["mean_win_margin"]):
                 top.axhline(base[0]["mean_win_margin"], color=cmap(0), ls=":", label="λ = μ = 0")
@@ -806,21 +767,15 @@ def plot_fig6(cells: Sequence[dict], title: str = ""):
 
 def draw(outdir: str, cells: Sequence[dict]) -> list[str]:
     """Writes the PNGs of the figures that ``cells`` has data for; returns their paths."""
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    paths = []
     has_fig6 = any(float(r["threshold"]) > 0 for r in cells)
-    for plot, png, wanted in (
-        (plot_fig5, "fig5_score_targeting.png", bool(cells)),
-        (plot_fig6, "fig6_variable_agent.png", has_fig6),
-    ):
-        if wanted:
-            fig = plot(cells)
-            path = os.path.join(outdir, png)
-            fig.savefig(path, dpi=120)
-            plt.close(fig)
-            paths.append(path)
-    return paths
+    return [
+        common.save_figure(plot(cells), os.path.join(outdir, png))
+        for plot, png, wanted in (
+            (plot_fig5, "fig5_score_targeting.png", bool(cells)),
+            (plot_fig6, "fig6_variable_agent.png", has_fig6),
+        )
+        if wanted
+    ]
 
 
 # --------------------------------------------------------------------------
@@ -828,38 +783,21 @@ def draw(outdir: str, cells: Sequence[dict]) -> list[str]:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
-    p.add_argument("--strong", default=STRONG, help="strong nets: comma list of [NAME=]SPEC")
+    p = common.make_parser(__file__, __doc__, outdir="runs/score_targeting", games=100, visits=64,
+                           games_help="games per cell, even (the paper: 400)")  # fmt: skip
     p.add_argument("--weak", default=WEAK, help="weak nets, strongest first (the last, W3, plays Fig. 6)")
-    p.add_argument("--board_size", type=int, default=7)
     p.add_argument("--komi", type=float, default=None, help="Black's komi, the even game's (7x7: 9.5)")
-    p.add_argument("--games", type=int, default=100, help="games per cell, even (the paper: 400)")
-    p.add_argument("--visits", type=int, default=64, help="simulations per move, every net (the paper: 1,000)")
-    p.add_argument("--gumbel_scale", type=float, default=1.0, help="search noise (0: deterministic)")
     p.add_argument("--figures", default="5,6", help="which figures' cells to play")
     p.add_argument("--lambdas", default="0.5,1", help="Fig. 5's λ values")
     p.add_argument("--mu_fractions", default="0,0.5,0.75,1", help="Fig. 5's μ as fractions of λ")
     p.add_argument("--variable_agents", default="0.5:0,1:0,1:0.5", help="Fig. 6's agents, LAMBDA:MU")
     p.add_argument("--thresholds", default="0.5,0.7", help="Fig. 6's thresholds besides 0")
     p.add_argument(
-        "--resign_threshold",
-        type=float,
-        default=None,
-        help="resign below this agent value; unset, games are played out",
-    )
-    p.add_argument(
         "--scorer", default=None, help="[NAME=]SPEC scoring resigned games at λ = μ = 0; unset, the first strong net"
     )
-    p.add_argument("--score_visits", type=int, default=1000, help="the scorer's search at a resignation")
-    p.add_argument("--opening_moves", type=int, default=0, help="random opening moves per game pair")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--outdir", default="runs/score_targeting")
     p.add_argument("--sgf", action="store_true", help="write every game's SGF to <outdir>/sgf")
     p.add_argument("--resume", action="store_true", help="keep the complete cells of <outdir>/games.csv")
-    p.add_argument("--plot_only", action="store_true", help="rebuild tables and PNGs from <outdir>/games.csv")
-    p.add_argument("--verbose", action="store_true", help="a line per game")
+    matches.add_match_flags(p, plot_only="rebuild tables and PNGs from <outdir>/games.csv", max_batch=False)
     args = p.parse_args(argv)
     if args.komi is None:
         if args.board_size != 7 and not args.plot_only:
@@ -870,62 +808,41 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def _keep_complete(path: str, games: int) -> set[tuple]:
-    """Rewrites ``path`` keeping only the cells with ``games`` games; returns those cells' keys."""
-    if not os.path.exists(path):
-        return set()
-    rows = results.read_results(path)
-    played = outcomes(rows)
-    counts: dict[tuple, int] = {}
-    for o in played:
-        key = (o.strong, o.opponent, o.agent.lambda_, o.agent.mu, o.agent.threshold)
-        counts[key] = counts.get(key, 0) + 1
-    done = {k for k, n in counts.items() if n >= games}
-    kept = [
-        g
-        for g, o in zip(rows, played)
-        if (o.strong, o.opponent, o.agent.lambda_, o.agent.mu, o.agent.threshold) in done
-    ]
-    os.remove(path)
-    results.append_results(path, kept)
-    return done
+def _game_key(game: results.GameResult) -> tuple:
+    """The key of the cell a game of the table belongs to (:attr:`Cell.key`)."""
+    o = outcomes([game])[0]
+    return (o.strong, o.opponent, o.agent.lambda_, o.agent.mu, o.agent.threshold)
 
 
 def run(args: argparse.Namespace) -> Tables:
     """Plays the cells, writes games.csv, cells.csv, table1.csv and the PNGs; returns the tables."""
-    nets = dict(board_size=args.board_size, visits=args.visits, gumbel_scale=args.gumbel_scale)
-    strong = load_nets(parse_nets(args.strong), **nets)
-    weak = load_nets(parse_nets(args.weak), **nets)
+    # Every net plays λ = μ = 0 but the strong side of a cell, which plays the cell's agent.
+    plain = common.player_options(args, lambda_=0.0, mu=0.0, threshold=0.0)
+    nets = dict(board_size=args.board_size, options=plain, seed=args.seed)
+    strong = common.load_nets(args.strong, **nets)
+    weak = common.load_nets(args.weak, **nets)
     if not strong:
         raise ValueError("need at least one strong net")
     check_names([*strong, *weak])
-    figures = set(parse_list(args.figures, str))
+    figures = set(common.parse_list(args.figures, str))
     if not figures <= {"5", "6"}:
         raise ValueError(f"--figures takes 5 and 6, got {args.figures!r}")
-    fig5 = agents_fig5(parse_list(args.lambdas), parse_list(args.mu_fractions))
-    fig6 = agents_fig6(parse_pairs(args.variable_agents), parse_list(args.thresholds))
+    fig5 = agents_fig5(common.parse_list(args.lambdas), common.parse_list(args.mu_fractions))
+    fig6 = agents_fig6(parse_pairs(args.variable_agents), common.parse_list(args.thresholds))
     cells = plan_cells(
         [s.name for s in strong], [w.name for w in weak], figures=figures, fig5_agents=fig5, fig6_agents=fig6
     )
     scorer = None
     if args.resign_threshold is not None:
-        spec = parse_nets(args.scorer)[0] if args.scorer else (None, parse_nets(args.strong)[0][1])
-        scorer = load_nets([(spec[0] or "scorer", spec[1])], **nets)[0]
-    os.makedirs(args.outdir, exist_ok=True)
-    games_path = os.path.join(args.outdir, "games.csv")
-    done = _keep_complete(games_path, args.games) if args.resume else set()
-    if not args.resume and os.path.exists(games_path):
-        os.remove(games_path)
+        name, spec = common.parse_nets(args.scorer)[0] if args.scorer else (None, common.parse_nets(args.strong)[0][1])
+        scorer = common.load_nets([(name or "scorer", spec)], **nets)[0]
     by_name = {p.name: p for p in [*strong, *weak]}
-    log = (lambda line: print(line, flush=True)) if args.verbose else None
-    t0 = time.time()
-    todo = [c for c in cells if c.key not in done]
-    print(f"{len(cells)} cells of {args.games} games ({len(cells) - len(todo)} already played)", flush=True)
-    for k, cell in enumerate(todo):
-        t = time.time()
+    log = common.log_lines(args.verbose)
+
+    def play(cell: Cell, path: str) -> list[results.GameResult]:
         s = by_name[cell.strong]
         opponent = s if cell.opponent == ITSELF else by_name[cell.opponent]
-        new = play_cell(
+        return play_cell(
             s,
             opponent,
             cell,
@@ -937,19 +854,29 @@ def run(args: argparse.Namespace) -> Tables:
             score_visits=args.score_visits,
             opening_moves=args.opening_moves,
             sgf_dir=os.path.join(args.outdir, "sgf") if args.sgf else None,
-            results_path=games_path,
+            results_path=path,
             log=log,
         )
-        st = _stats(outcomes(new))
-        a = cell.agent
-        print(
-            f"[{k + 1}/{len(todo)}] {cell.strong} l={a.lambda_:g} m={a.mu:g} t={a.threshold:g} vs {cell.opponent}: "
-            f"wins {100 * st['win_rate']:.0f}%, winning score {_num(st['mean_win_margin'], '+.1f')}, "
-            f"{time.time() - t:.0f}s",
-            flush=True,
+
+    def report(cell: Cell, games: Sequence[results.GameResult]) -> str:
+        st, a = _stats(outcomes(games)), cell.agent
+        return (
+            f"{cell.strong} l={a.lambda_:g} m={a.mu:g} t={a.threshold:g} vs {cell.opponent}: "
+            f"wins {100 * st['win_rate']:.0f}%, winning score {_num(st['mean_win_margin'], '+.1f')}"
         )
+
+    common.play_cells(
+        cells,
+        play,
+        path=common.games_path(args.outdir),
+        games=args.games,
+        key=lambda c: c.key,
+        game_key=_game_key,
+        resume=args.resume,
+        report=report,
+    )
     tables = write_tables(args.outdir)
-    print(f"{len(todo) * args.games} games in {time.time() - t0:.0f}s; wrote {args.outdir}", flush=True)
+    print(f"wrote {args.outdir}", flush=True)
     return tables
 
 
@@ -959,31 +886,24 @@ def write_tables(outdir: str) -> Tables:
     if not games:
         raise ValueError(f"{outdir}/games.csv has no games")
     tables = analyse(games)
-    write_csv(os.path.join(outdir, "cells.csv"), tables.cells, CELL_COLUMNS)
-    write_csv(os.path.join(outdir, "table1.csv"), tables.table1, TABLE1_COLUMNS)
+    common.write_csv(os.path.join(outdir, "cells.csv"), tables.cells, CELL_COLUMNS, digits=4)
+    common.write_csv(os.path.join(outdir, "table1.csv"), tables.table1, TABLE1_COLUMNS, digits=4)
     draw(outdir, tables.cells)
     return tables
 
 
-def main(argv=None) -> int:
+def main(argv=None, *, exit_on_error: bool = False) -> int:
     args = parse_args(argv)
-    import matplotlib  # noqa: PLC0415
 
-    matplotlib.use("Agg")
-    try:
-        if args.plot_only:
-            tables = write_tables(args.outdir)
-        else:
-            tables = run(args)
-    except (ValueError, OSError) as e:
-        print(f"score_targeting: error: {e}", file=sys.stderr)
-        return 2
-    print("\nCells (pooled over the strong nets):")
-    print(format_cells(tables.cells))
-    print("\nTable 1:")
-    print(format_table1(tables.table1))
-    return 0
+    def body():
+        tables = write_tables(args.outdir) if args.plot_only else run(args)
+        print("\nCells (pooled over the strong nets):")
+        print(format_cells(tables.cells))
+        print("\nTable 1:")
+        print(format_table1(tables.table1))
+
+    return common.run_main(__file__, body, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main(exit_on_error=True))

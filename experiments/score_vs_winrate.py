@@ -9,6 +9,8 @@ drawing helpers are importable, so colab/score_vs_winrate.ipynb uses them.
 
 Outputs in --outdir:
 
+* prop1_check.csv: the closed-form condition against brute force on the
+  4-D grid (grid points, matches, conflicts);
 * prop1_bandit.png / .csv: where score and outcome prefer different arms
   of a two-armed Gaussian bandit, for a winning and a losing second arm,
   with Proposition 1's boundary; the CSV holds the plotted grid, the
@@ -32,32 +34,26 @@ not the signs (try --branch 3 --depth 5 --num_actions 3).
 from __future__ import annotations
 
 import argparse
-import csv
 import os
-import sys
 import time
 
 import numpy as np
 
-if __package__ in (None, ""):
-    # Run as a script from a checkout: make `saijax` importable without install.
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from saijax import theory  # pylint: disable=g-import-not-at-top
+from experiments import common
+from saijax import theory
 
 OUTCOME_COLOUR = "tab:red"  # the paper draws pi_outcome in red
 SCORE_COLOUR = "tab:blue"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    parser = common.make_parser(
+        __file__, __doc__, outdir="runs/score_vs_winrate", board_size=None, seed=True, player=False
     )
     parser.add_argument("--num_mdps", type=int, default=2000, help="random MDPs (the paper's 2,000 runs)")
     parser.add_argument("--branch", type=int, default=2, help="state branch b (Fig. 2 uses 2)")
     parser.add_argument("--depth", type=int, default=8, help="depth d; leaves are level d (see module docstring)")
     parser.add_argument("--num_actions", type=int, default=2, help="actions per state (Fig. 2 uses 2)")
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--num_bins", type=int, default=100, help="Fig. 4 bins over the winrate [0, 1]")
     parser.add_argument(
         "--tie_break",
@@ -65,7 +61,6 @@ def parse_args(argv=None) -> argparse.Namespace:
         choices=("lexicographic", "first"),
         help="how optimal policies break exact ties (saijax.theory docstring)",
     )
-    parser.add_argument("--outdir", default="runs/score_vs_winrate", help="where PNG and CSV files go (created)")
     return parser.parse_args(argv)
 
 
@@ -163,20 +158,9 @@ def plot_variance_preference(ax, centers, median_outcome, median_score, title=""
     ax.legend()
 
 
-def _write_csv(path, header, rows):
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        writer.writerows(rows)
-
-
-def main(argv=None):
-    args = parse_args(argv)
-    import matplotlib  # pylint: disable=g-import-not-at-top
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
-
+def run(args: argparse.Namespace) -> None:
+    """Computes, prints, and writes the PNG and CSV files."""
+    plt = common.pyplot()
     os.makedirs(args.outdir, exist_ok=True)
     start = time.perf_counter()
 
@@ -188,21 +172,24 @@ def main(argv=None):
         f"{condition.size - mismatches}/{condition.size} grid points "
         f"({int(brute.sum())} conflicts)"
     )
+    common.write_csv(
+        os.path.join(args.outdir, "prop1_check.csv"),
+        [{"grid_points": condition.size, "matches": condition.size - mismatches, "conflicts": int(brute.sum())}],
+    )
     panels = bandit_panels()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), constrained_layout=True)
     plot_bandit(axes, panels)
-    fig.savefig(os.path.join(args.outdir, "prop1_bandit.png"), dpi=120)
-    plt.close(fig)
+    common.save_figure(fig, os.path.join(args.outdir, "prop1_bandit.png"))
     rows = []
     for panel in panels:
         for m1, s1, c, b in zip(
             panel["mu1"].ravel(), panel["sigma1"].ravel(), panel["condition"].ravel(), panel["brute_force"].ravel()
         ):
             rows.append((f"{m1:.6g}", f"{s1:.6g}", panel["mu2"], panel["sigma2"], int(c), int(b)))
-    _write_csv(
+    common.write_csv(
         os.path.join(args.outdir, "prop1_bandit.csv"),
-        ("mu1", "sigma1", "mu2", "sigma2", "condition", "brute_force"),
         rows,
+        ("mu1", "sigma1", "mu2", "sigma2", "condition", "brute_force"),
     )
 
     # Figs. 3 and 4.
@@ -230,9 +217,8 @@ def main(argv=None):
             f"{level_loss.fraction_positive[level]:10.4f} "
             f"{level_loss.max[level]:9.4f}"
         )
-    _write_csv(
+    common.write_csv(
         os.path.join(args.outdir, "fig3_outcome_loss_by_level.csv"),
-        ("level", "num_states", "mean_loss", "fraction_positive", "max_loss"),
         [
             (
                 level,
@@ -243,6 +229,7 @@ def main(argv=None):
             )
             for level in range(level_loss.mean.size)
         ],
+        ("level", "num_states", "mean_loss", "fraction_positive", "max_loss"),
     )
     fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)
     plot_level_loss(
@@ -250,25 +237,23 @@ def main(argv=None):
         level_loss,
         title=(f"Fig. 3: {args.num_mdps} MDPs, b={args.branch}, d={args.depth}, {args.num_actions} actions"),
     )
-    fig.savefig(os.path.join(args.outdir, "fig3_outcome_loss_by_level.png"), dpi=120)
-    plt.close(fig)
+    common.save_figure(fig, os.path.join(args.outdir, "fig3_outcome_loss_by_level.png"))
 
     winrate = preference.winrate
     centers, med_outcome, counts = theory.binned_median(winrate, preference.log_ratio_outcome, num_bins=args.num_bins)
     _, med_score, _ = theory.binned_median(winrate, preference.log_ratio_score, num_bins=args.num_bins)
     _, med_printed, _ = theory.binned_median(winrate, preference.log_ratio_printed, num_bins=args.num_bins)
-    _write_csv(
+    common.write_csv(
         os.path.join(args.outdir, "fig4_variance_log_ratio.csv"),
-        ("bin_center", "count", "median_outcome_pov", "median_score_pov", "median_printed_formula"),
         [
             (f"{c:.4f}", n, f"{o:.6g}", f"{s:.6g}", f"{p:.6g}")
             for c, n, o, s, p in zip(centers, counts, med_outcome, med_score, med_printed)
         ],
+        ("bin_center", "count", "median_outcome_pov", "median_score_pov", "median_printed_formula"),
     )
     fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
     plot_variance_preference(ax, centers, med_outcome, med_score)
-    fig.savefig(os.path.join(args.outdir, "fig4_variance_log_ratio.png"), dpi=120)
-    plt.close(fig)
+    common.save_figure(fig, os.path.join(args.outdir, "fig4_variance_log_ratio.png"))
 
     decision_states = int(level_loss.num_states[:-1].sum())
     print(
@@ -291,5 +276,9 @@ def main(argv=None):
     )
 
 
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main(exit_on_error=True))

@@ -24,18 +24,13 @@ PNG. The drawing helpers are importable (colab/sigmoid.ipynb uses them).
 from __future__ import annotations
 
 import argparse
-import csv
 import os
-import sys
 from typing import NamedTuple
 
 import numpy as np
 
-if __package__ in (None, ""):
-    # Run as a script from a checkout: make `saijax` importable without install.
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from saijax import sigmoid  # pylint: disable=g-import-not-at-top
+from experiments import common
+from saijax import sigmoid
 
 BLACK, WHITE = 1, -1  # `to_play` convention of saijax.sigmoid.signed_komi
 
@@ -67,13 +62,12 @@ def _f(x) -> np.ndarray:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    parser = common.make_parser(
+        __file__, __doc__, outdir="runs/sigmoid_figures", board_size=None, seed=False, player=False
     )
     parser.add_argument("--komi", type=float, default=7.5)
     parser.add_argument("--lambda_", type=float, default=0.8, help="lambda of the ECAI Fig. 1 agent")
     parser.add_argument("--mu", type=float, default=0.3, help="mu of the ECAI Fig. 1 agent, <= lambda")
-    parser.add_argument("--outdir", default="runs/sigmoid_figures", help="where PNG and CSV files go (created)")
     args = parser.parse_args(argv)
     if not 0.0 <= args.mu <= args.lambda_ <= 1.0:
         parser.error(f"need 0 <= mu <= lambda_ <= 1, got mu={args.mu}, lambda_={args.lambda_}")
@@ -244,36 +238,24 @@ def plot_interval_average(axes, x, root, leaf, example):
     axes[0].set_ylabel("win probability")
 
 
-def _write_csv(path, header, rows):
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        writer.writerows(rows)
-
-
-def main(argv=None):
-    args = parse_args(argv)
-    import matplotlib  # pylint: disable=g-import-not-at-top
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
-
+def run(args: argparse.Namespace) -> None:
+    """Computes, prints, and writes the PNG and CSV files."""
+    plt = common.pyplot()
     os.makedirs(args.outdir, exist_ok=True)
     x = np.linspace(-40.0, 30.0, 561)
 
     curves = sigmoid_curves(EXAMPLES, args.komi, x)
     fig, ax = plt.subplots(figsize=(8, 5.8), constrained_layout=True)
     plot_sigmoids(ax, x, curves, args.komi)
-    fig.savefig(os.path.join(args.outdir, "fig1_sigmoids.png"), dpi=120)
-    plt.close(fig)
+    common.save_figure(fig, os.path.join(args.outdir, "fig1_sigmoids.png"))
     rows = []
     for c in curves:
         p = c["position"]
         rows += [(p.label, p.alpha, p.beta, "curve", f"{xv:g}", f"{t:.6f}") for xv, t in zip(x, c["tau"])]
         rows.append((p.label, p.alpha, p.beta, "signed_komi", f"{c['signed_komi']:g}", f"{c['winrate_at_komi']:.6f}"))
         rows.append((p.label, p.alpha, p.beta, "minus_alpha", f"{-p.alpha:g}", "0.5"))
-    _write_csv(
-        os.path.join(args.outdir, "fig1_sigmoids.csv"), ("position", "alpha", "beta", "kind", "x", "winrate"), rows
+    common.write_csv(
+        os.path.join(args.outdir, "fig1_sigmoids.csv"), rows, ("position", "alpha", "beta", "kind", "x", "winrate")
     )
     print(f"Fig. 1 (komi {args.komi:g}):")
     for c in curves:
@@ -286,13 +268,12 @@ def main(argv=None):
     example = interval_example(ROOT, LEAF, args.komi, args.lambda_, args.mu)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
     plot_interval_average(axes, x, ROOT, LEAF, example)
-    fig.savefig(os.path.join(args.outdir, "ecai_fig1_interval_average.png"), dpi=120)
-    plt.close(fig)
-    _write_csv(
+    common.save_figure(fig, os.path.join(args.outdir, "ecai_fig1_interval_average.png"))
+    common.write_csv(
         os.path.join(args.outdir, "ecai_fig1_interval_average.csv"),
-        ("quantity", "value"),
         [("root_alpha", ROOT.alpha), ("root_beta", ROOT.beta), ("leaf_alpha", LEAF.alpha), ("leaf_beta", LEAF.beta)]
         + [(name, f"{value:.6g}") for name, value in example.items()],
+        ("quantity", "value"),
     )
     print(
         f"ECAI Fig. 1 (lambda={args.lambda_:g}, mu={args.mu:g}): "
@@ -304,5 +285,9 @@ def main(argv=None):
     print(f"wrote PNG and CSV files to {args.outdir}")
 
 
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main(exit_on_error=True))

@@ -42,36 +42,32 @@ move of the styled side: game, ply, action, line), ``summary.csv`` and
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import os
-import sys
 import time
 
 import numpy as np
-from scipy import stats
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from saijax import arena, gtp_match, players, results, search, sgf, styles  # noqa: E402
+from experiments import common
+from saijax import gtp_match, match, player_cli, players, results, sgf, stats, styles
 
 ALL_PLAYERS = ("plain", "online-centre", "online-edge", "offline-centre", "offline-edge", "mixed-centre", "mixed-edge")
 
 
 def make_players(args) -> dict[str, players.Player]:
     """The styled players of ``args.players`` (see the module docstring)."""
-    config = search.SearchConfig(num_simulations=args.visits)
+    options = common.player_options(args)
     wanted = [p for p in args.players.split(",") if p]
     unknown = sorted(set(wanted) - set(ALL_PLAYERS))
     if unknown:
         raise ValueError(f"--players: unknown {unknown}; choose from {ALL_PLAYERS}")
-    strong = players.load_player(args.net, board_size=args.board_size, name="plain", config=config)
+    nets = dict(board_size=args.board_size, options=options, seed=args.seed)
+    (strong,) = common.load_nets([("plain", args.net)], **nets)
+    config = strong.config
     biased = {}
     for style, spec in (("centre", args.centre_net), ("edge", args.edge_net)):
         if spec and any(p.endswith(style) and not p.startswith("online") for p in wanted):
-            biased[style] = players.load_player(
-                spec, board_size=args.board_size, name=f"offline-{style}", config=config
-            )
+            (biased[style],) = common.load_nets([(f"offline-{style}", spec)], **nets)
     out = {}
     for name in wanted:
         kind, _, style = name.partition("-")
@@ -100,19 +96,16 @@ def _styled_moves(game: results.GameResult, name: str, size: int) -> list[tuple[
 
 
 def run(args) -> list[dict]:
-    os.makedirs(args.outdir, exist_ok=True)
-    games_path = os.path.join(args.outdir, "games.csv")
-    for stale in (games_path,):
-        if os.path.exists(stale):
-            os.remove(stale)
-    argv = gtp_match.gnugo_arena_argv(args.level, never_resign=True)
+    games_path = common.games_path(args.outdir)
+    common.reset_games(games_path)
+    argv = player_cli.engine_argv(f"gnugo:{args.level}", never_resign=True)
     size = args.board_size
     lines = styles.line_numbers(size)
     summary, move_rows = [], []
     for name, player in make_players(args).items():
         t0 = time.time()
         a_black = [i % 2 == 0 for i in range(args.games)]
-        settings = arena.MatchSettings(
+        settings = match.MatchSettings(
             games=args.games,
             komi=tuple(args.black_komi if b else args.white_komi for b in a_black),
             colours="alternate",
@@ -156,16 +149,9 @@ def run(args) -> list[dict]:
             flush=True,
         )
     _tests(summary)
-    with open(os.path.join(args.outdir, "moves.csv"), "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=["player", "game", "ply", "action", "line"])
-        writer.writeheader()
-        writer.writerows(move_rows)
-    fields = [k for k in summary[0] if not k.startswith("_")]
-    with open(os.path.join(args.outdir, "summary.csv"), "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(summary)
-    plot(summary, os.path.join(args.outdir, "styles.png"), args)
+    common.write_csv(os.path.join(args.outdir, "moves.csv"), move_rows, ("player", "game", "ply", "action", "line"))
+    common.write_csv(os.path.join(args.outdir, "summary.csv"), summary)
+    plot(summary, os.path.join(args.outdir, "styles.png"), opening=args.opening, level=args.level, games=args.games)
     print(format_table(summary))
     return summary
 
@@ -181,40 +167,39 @@ def _tests(summary: list[dict]) -> None:
             row[key] = ""
             if plain is not None and row is not plain and row["_counts"][total] and plain["_counts"][total]:
                 a, b = row["_counts"], plain["_counts"]
-                table = [[a[low], a[total] - a[low]], [b[low], b[total] - b[low]]]
-                row[key] = round(float(stats.fisher_exact(table).pvalue), 5)
+                row[key] = round(stats.fisher_win_test(a[low], a[total], b[low], b[total]), 5)
         row["p_wins"] = ""
         if plain is not None and row is not plain:
-            table = [[row["wins"], row["games"] - row["wins"]], [plain["wins"], plain["games"] - plain["wins"]]]
-            row["p_wins"] = round(float(stats.fisher_exact(table).pvalue), 5)
+            row["p_wins"] = round(stats.fisher_win_test(row["wins"], row["games"], plain["wins"], plain["games"]), 5)
 
 
 def format_table(summary: list[dict]) -> str:
     """The summary as a Markdown table."""
-    lines = [
-        "| player | wins/games [95% Wilson] | mean margin | lines 1–2, opening (p vs plain) | "
-        "lines 1–2, all moves (p vs plain) | p (wins vs plain) |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in summary:
-        lines.append(
-            f"| {r['player']} | {r['wins']}/{r['games']} [{100 * r['wilson_lo']:.0f}, {100 * r['wilson_hi']:.0f}] | "
-            f"{r['mean_margin']:+.1f} | {100 * r['opening_lines_1_2']:.0f}% ({r['p_opening_lines']}) | "
-            f"{100 * r['lines_1_2']:.0f}% ({r['p_all_lines']}) | {r['p_wins']} |"
-        )
-    return "\n".join(lines)
+    header = ("player", "wins/games [95% Wilson]", "mean margin", "lines 1–2, opening (p vs plain)",
+              "lines 1–2, all moves (p vs plain)", "p (wins vs plain)")  # fmt: skip
+    return common.markdown_table(
+        header,
+        (
+            (
+                r["player"],
+                f"{r['wins']}/{r['games']} [{100 * r['wilson_lo']:.0f}, {100 * r['wilson_hi']:.0f}]",
+                f"{r['mean_margin']:+.1f}",
+                f"{100 * r['opening_lines_1_2']:.0f}% ({r['p_opening_lines']})",
+                f"{100 * r['lines_1_2']:.0f}% ({r['p_all_lines']})",
+                r["p_wins"],
+            )
+            for r in summary
+        ),
+    )
 
 
-def plot(summary: list[dict], path: str, args) -> None:
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
+def plot(summary: list[dict], path: str, *, opening: int, level: int, games: int) -> str:
+    """Line shares and win rates by player; returns the PNG's path."""
+    plt = common.pyplot()
     names = [r["player"] for r in summary]
     x = np.arange(len(names))
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(max(8, 1.6 * len(names)), 4))
-    ax1.bar(x - 0.2, [r["opening_lines_1_2"] for r in summary], 0.4, label=f"first {args.opening} plies")
+    ax1.bar(x - 0.2, [r["opening_lines_1_2"] for r in summary], 0.4, label=f"first {opening} plies")
     ax1.bar(x + 0.2, [r["lines_1_2"] for r in summary], 0.4, label="whole game")
     ax1.set_xticks(x, names, rotation=45, ha="right")
     ax1.set_ylabel("share of moves on lines 1-2")
@@ -227,40 +212,33 @@ def plot(summary: list[dict], path: str, args) -> None:
     ax2.set_xticks(x, names, rotation=45, ha="right")
     ax2.set_ylim(-0.02, 1.02)
     ax2.set_ylabel("win rate vs GNU Go (95% Wilson)")
-    ax2.set_title(f"GNU Go level {args.level}, {args.games} games each")
+    ax2.set_title(f"GNU Go level {level}, {games} games each")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return common.save_figure(fig, path)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = common.make_parser(__file__, __doc__, games=40, games_help="games per player, colours alternating", visits=64)
     p.add_argument("--net", default="zoo:go7-S1", help="the strong (plain) net")
     p.add_argument("--centre_net", default="zoo:go7-centre", help="the offline centre-style net")
     p.add_argument("--edge_net", default="zoo:go7-edge", help="the offline edge-style net")
     p.add_argument("--players", default=",".join(ALL_PLAYERS), help=f"comma list from {ALL_PLAYERS}")
-    p.add_argument("--board_size", type=int, default=7)
     p.add_argument("--level", type=int, default=10)
-    p.add_argument("--games", type=int, default=40, help="games per player, colours alternating")
     p.add_argument("--black_komi", type=float, default=8.5, help="komi when the styled side has Black")
     p.add_argument("--white_komi", type=float, default=9.5, help="komi when the styled side has White")
-    p.add_argument("--visits", type=int, default=64)
     p.add_argument("--opening", type=int, default=12, help="plies counted as the opening")
     p.add_argument("--w_diff", type=float, default=0.05, help="mixed: acceptable win-rate loss")
     p.add_argument("--p_th", type=float, default=0.1, help="mixed: the biased prior a move needs")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
-    p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)
-    if args.games < 1 or args.visits < 1:
-        p.error("--games and --visits must be >= 1")
+    if args.games < 1:
+        p.error("--games must be >= 1")
     return args
 
 
-def main(argv=None) -> int:
-    run(parse_args(argv))
-    return 0
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main(exit_on_error=True))

@@ -39,45 +39,35 @@ move of every won game: the scorer's estimate before and after, the loss),
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import os
-import sys
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy import stats
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from nets import load_nets, parse_list, parse_nets  # noqa: E402
-
-from saijax import arena, go, players, search, sgf  # noqa: E402
+from experiments import common
+from saijax import arena, go, match, players, search, sgf, stats
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = common.make_parser(__file__, __doc__, games=100, games_help="games per condition, colours alternating",
+                           visits=32)  # fmt: skip
     p.add_argument("--strong", default="zoo:go7-S1", help="[NAME=]SPEC of the SAI net")
     p.add_argument("--agents", default="0:0,1:0", help="comma list of lambda:mu for the SAI net")
     p.add_argument("--winrate_net", default="", help="[NAME=]SPEC of a winrate-head net of similar strength")
     p.add_argument("--opponent", default="zoo:go7-W3", help="[NAME=]SPEC of the weak opponent")
     p.add_argument("--scorer", default="zoo:go7-S1", help="the fixed scorer (λ = μ = 0)")
-    p.add_argument("--board_size", type=int, default=7)
-    p.add_argument("--games", type=int, default=100, help="games per condition, colours alternating")
     p.add_argument("--komi", type=float, default=9.5)
-    p.add_argument("--visits", type=int, default=32)
     p.add_argument("--score_visits", type=int, default=64)
     p.add_argument("--loss", type=float, default=1.0, help="points a move must lose to count")
     p.add_argument("--decided", type=float, default=5.0, help="the winner's estimated lead that decides a game")
     p.add_argument("--opening_moves", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)
     if args.games < 1 or args.visits < 1 or args.score_visits < 1:
         p.error("--games, --visits and --score_visits must be >= 1")
-    for item in parse_list(args.agents, str):
+    for item in common.parse_list(args.agents, str):
         lam, sep, mu = item.partition(":")
         try:
             search.Agent(float(lam), float(mu) if sep else 0.0)
@@ -86,15 +76,19 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+MOVE_COLUMNS = ("condition", "game", "ply", "move", "before", "after", "loss", "decided")
+
+
 def conditions(args) -> list[players.Player]:
     """The players compared: the SAI net with each agent, then the winrate net."""
-    (strong,) = load_nets(parse_nets(args.strong), board_size=args.board_size, visits=args.visits)
+    nets = dict(board_size=args.board_size, options=common.player_options(args), seed=args.seed)
+    (strong,) = common.load_nets(args.strong, **nets)
     out = []
-    for item in parse_list(args.agents, str):
+    for item in common.parse_list(args.agents, str):
         lam, _, mu = item.partition(":")
         out.append(strong.with_agent(lambda_=float(lam), mu=float(mu or 0.0), rename=True))
     if args.winrate_net:
-        (az,) = load_nets(parse_nets(args.winrate_net), board_size=args.board_size, visits=args.visits)
+        (az,) = common.load_nets(args.winrate_net, **nets)
         if az.value_head != "winrate":
             print(f"note: --winrate_net {az.name} has a {az.value_head!r} head", flush=True)
         out.append(az)
@@ -103,20 +97,20 @@ def conditions(args) -> list[players.Player]:
 
 def _scorer_fn(scorer: players.Player, rules: go.GoRules, visits: int):
     config = dataclasses.replace(scorer.config, num_simulations=int(visits))
-    return arena.search_fn(scorer.evaluator, rules, config)
+    return match.search_fn(scorer.evaluator, rules, config)
 
 
 def score_positions(scorer: players.Player, rules: go.GoRules, states: list[go.GoState], visits: int, seed: int):
     """Black-minus-White estimates of positions (a finished one: its count), batched by 64."""
     fn = _scorer_fn(scorer, rules, visits)
-    margin = arena.margin_fn(rules)
+    margin = match.margin_fn(rules)
     out = np.zeros(len(states))
     batch = 64
     for start in range(0, len(states), batch):
         chunk = states[start : start + batch]
         pad = chunk + [chunk[0]] * (batch - len(chunk))
         stacked = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *pad)
-        keys = arena.game_keys(jax.random.PRNGKey(seed), jnp.arange(start, start + batch), jnp.int32(0))
+        keys = match.game_keys(jax.random.PRNGKey(seed), jnp.arange(start, start + batch), jnp.int32(0))
         res = fn(scorer.variables, keys, stacked, scorer.agent.params())
         est, to_play, done, final = jax.device_get(
             (res.score_estimate, stacked.to_play, stacked.terminated, margin(stacked))
@@ -130,7 +124,7 @@ def winner_plies(num_moves: int, moves_first: bool, opening_moves: int) -> range
     """The plies of the winner's own moves: its parity, after the random opening.
 
     The first ``opening_moves`` moves of a game are drawn at random by the
-    arena (:class:`saijax.arena.MatchSettings`), not chosen by the players,
+    arena (:class:`saijax.match.MatchSettings`), not chosen by the players,
     so they are not the winner's to count.
     """
     start = 0 if moves_first else 1
@@ -140,14 +134,14 @@ def winner_plies(num_moves: int, moves_first: bool, opening_moves: int) -> range
 
 
 def run(args) -> dict[str, list[dict]]:
-    os.makedirs(args.outdir, exist_ok=True)
     rules = go.GoRules(args.board_size)
-    (opponent,) = load_nets(parse_nets(args.opponent), board_size=args.board_size, visits=args.visits)
-    scorer = players.load_player(args.scorer, board_size=args.board_size, name="scorer")
+    plain = common.player_options(args, lambda_=0.0, mu=0.0, threshold=0.0)
+    (opponent,) = common.load_nets(args.opponent, board_size=args.board_size, options=plain, seed=args.seed)
+    (scorer,) = common.load_nets([("scorer", args.scorer)], board_size=args.board_size, options=plain)
     game_rows, move_rows = [], []
     for player in conditions(args):
         t0 = time.time()
-        settings = arena.MatchSettings(
+        settings = match.MatchSettings(
             games=args.games,
             komi=args.komi,
             seed=args.seed,
@@ -179,22 +173,13 @@ def run(args) -> dict[str, list[dict]]:
                     }
                 )
         print(f"{player.name}: {len(won)}/{len(games)} won vs {opponent.name} ({time.time() - t0:.0f}s)", flush=True)
-    _write(os.path.join(args.outdir, "games.csv"), game_rows)
-    _write(os.path.join(args.outdir, "moves.csv"), move_rows)
+    common.write_csv(os.path.join(args.outdir, "games.csv"), game_rows)
+    common.write_csv(os.path.join(args.outdir, "moves.csv"), move_rows, MOVE_COLUMNS)
     summary = summarize(game_rows, move_rows, args)
-    _write(os.path.join(args.outdir, "summary.csv"), summary)
+    common.write_csv(os.path.join(args.outdir, "summary.csv"), summary)
     print(format_table(summary))
     plot(game_rows, summary, os.path.join(args.outdir, "suboptimal_moves.png"))
     return {"games": game_rows, "moves": move_rows, "summary": summary}
-
-
-def _write(path: str, rows: list[dict]) -> None:
-    if not rows:
-        return
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def _win_margins(game_rows: list[dict], name: str) -> np.ndarray:
@@ -242,35 +227,31 @@ def summarize(game_rows: list[dict], move_rows: list[dict], args) -> list[dict]:
             "p_losing_moves_vs_ref": "",
         }
         if name != ref and len(margins) > 1 and len(ref_margins) > 1:
-            test = stats.ttest_ind(margins, ref_margins, equal_var=False, alternative="greater")
-            row["p_margin_gt_ref"] = round(float(test.pvalue), 5)
+            row["p_margin_gt_ref"] = round(stats.welch_t_test(margins, ref_margins, alternative="greater")[1], 5)
         if name != ref and len(counts) and len(ref_counts):
-            row["p_losing_moves_vs_ref"] = round(float(stats.mannwhitneyu(counts, ref_counts).pvalue), 5)
+            row["p_losing_moves_vs_ref"] = round(stats.mann_whitney_test(counts, ref_counts)[1], 5)
         out.append(row)
     return out
 
 
 def format_table(summary: list[dict]) -> str:
-    lines = [
-        "| condition | wins/games | mean win margin (sd) | p (margin > first, Welch) | "
-        "point-losing moves per win | of them once decided | p (Mann–Whitney) |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in summary:
-        lines.append(
-            f"| {r['condition']} | {r['wins']}/{r['games']} | {r['mean_win_margin']} ({r['sd_win_margin']}) | "
-            f"{r['p_margin_gt_ref']} | {r['losing_moves_per_win']} | {r['losing_moves_when_decided']} | "
-            f"{r['p_losing_moves_vs_ref']} |"
-        )
-    return "\n".join(lines)
+    """The summary as a Markdown table."""
+    header = ("condition", "wins/games", "mean win margin (sd)", "p (margin > first, Welch)",
+              "point-losing moves per win", "of them once decided", "p (Mann–Whitney)")  # fmt: skip
+    return common.markdown_table(
+        header,
+        (
+            (r["condition"], f"{r['wins']}/{r['games']}", f"{r['mean_win_margin']} ({r['sd_win_margin']})",
+             r["p_margin_gt_ref"], r["losing_moves_per_win"], r["losing_moves_when_decided"],
+             r["p_losing_moves_vs_ref"])
+            for r in summary
+        ),
+    )  # fmt: skip
 
 
-def plot(game_rows: list[dict], summary: list[dict], path: str):
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
+def plot(game_rows: list[dict], summary: list[dict], path: str) -> str:
+    """Winning margins and point-losing moves per condition; returns the PNG's path."""
+    plt = common.pyplot()
     names = [r["condition"] for r in summary]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.8))
     data = [_win_margins(game_rows, n) for n in names]
@@ -286,15 +267,12 @@ def plot(game_rows: list[dict], summary: list[dict], path: str):
     ax2.set_ylabel("point-losing moves per won game")
     ax2.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return fig
+    return common.save_figure(fig, path)
 
 
-def main(argv=None) -> int:
-    run(parse_args(argv))
-    return 0
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main(exit_on_error=True))

@@ -39,7 +39,7 @@ from typing import Any
 import jax
 import ml_collections
 
-from saijax import networks, search
+from saijax import go, networks, search
 
 __all__ = [
     "KOMI_MODES",
@@ -47,6 +47,7 @@ __all__ = [
     "OPTIMIZERS",
     "dirichlet_alpha",
     "effective_max_moves",
+    "records_ownership",
     "from_section",
     "load_config",
     "network_shape",
@@ -118,6 +119,24 @@ def _bool(config, name: str) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return value
+
+
+def _has(config: Any, name: str) -> bool:
+    try:
+        _get(config, name)
+    except ValueError:
+        return False
+    return True
+
+
+def _optional_bool(config, name: str) -> bool:
+    """A bool field added after older configs were written: missing means False."""
+    return _bool(config, name) if _has(config, name) else False
+
+
+def _optional_float(config, name: str) -> float:
+    """A weight >= 0 added after older configs were written: missing means 0."""
+    return _float(config, name, 0.0) if _has(config, name) else 0.0
 
 
 def _choice(config, name: str, choices: Sequence[str]) -> str:
@@ -192,6 +211,7 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     _int(config, "network.filters", 1)
     head = _choice(config, "network.value_head", networks.VALUE_HEADS)
     _float(config, "network.beta_scale", 0.0)
+    ownership_head = _optional_bool(config, "network.ownership_head")
     _choice(config, "precision", networks.PRECISIONS)
 
     # Search.
@@ -229,9 +249,7 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     _int(config, "selfplay.games_per_generation", 1)
     _int(config, "selfplay.chunk_moves", 1)
     komi_mode = _choice(config, "selfplay.komi_mode", KOMI_MODES)
-    komi = _float(config, "selfplay.komi")
-    if komi * 2 != round(komi * 2):
-        raise ValueError(f"selfplay.komi must be a multiple of 0.5, got {komi!r}")
+    go.check_komi(_get(config, "selfplay.komi"), "selfplay.komi")
     _float(config, "selfplay.komi_temperature", 0.0, strict_min=True)
     if komi_mode == "sample" and head != "sai":
         raise ValueError(
@@ -249,6 +267,14 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     _int(config, "selfplay.games_per_branch", 1)
     _int(config, "selfplay.max_branches_per_game", 0)
     _int(config, "selfplay.random_moves", 0)
+    # Later switches: a config written before them (e.g. a run's config.json)
+    # lacks them and keeps the behaviour of that time.
+    if _has(config, "selfplay.noise_moves"):
+        _int(config, "selfplay.noise_moves", -1)
+    if _has(config, "selfplay.fast_simulations"):
+        _int(config, "selfplay.fast_simulations", 0)
+    if _has(config, "selfplay.full_search_prob"):
+        _float(config, "selfplay.full_search_prob", 0.0, 1.0, strict_min=True)
     _float(config, "selfplay.random_temperature", 0.0, strict_min=True)
     _float(config, "selfplay.blunder_threshold", 0.0)
     _float(config, "selfplay.resign_threshold", maximum=1.0)
@@ -280,6 +306,18 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     _float(config, "training.grad_clip", 0.0)
     _float(config, "training.value_weight", 0.0)
     _float(config, "training.score_weight", 0.0)
+    ownership_weight = _optional_float(config, "training.ownership_weight")
+    if ownership_weight > 0 and not ownership_head:
+        raise ValueError(
+            f"training.ownership_weight ({ownership_weight}) must be 0 unless network.ownership_head "
+            f"is True (the loss trains that head), got network.ownership_head {ownership_head!r}"
+        )
+    score_aux_weight = _optional_float(config, "training.score_aux_weight")
+    if score_aux_weight > 0 and head != "sai":
+        raise ValueError(
+            f"training.score_aux_weight ({score_aux_weight}) must be 0 unless network.value_head is "
+            f"'sai' (it trains α + k as the final margin), got value_head {head!r}"
+        )
 
     # Gating.
     _bool(config, "gating.enabled")
@@ -386,6 +424,16 @@ def effective_max_moves(config) -> int:
     if config.max_moves:
         return int(config.max_moves)
     return 2 * config.board_size * config.board_size
+
+
+def records_ownership(config) -> bool:
+    """Whether self-play records final-ownership targets (docs/design.md §6):
+    when the net has the ownership head or the auxiliary score loss is on
+    (both train only on games played out, which the targets mark). Missing
+    fields (older configs) count as off."""
+    return _optional_bool(config, "network.ownership_head") or (
+        _optional_float(config, "training.score_aux_weight") > 0
+    )
 
 
 def dirichlet_alpha(config) -> float:

@@ -72,12 +72,40 @@ __all__ = [
     "to_gtp",
     "from_gtp",
     "handicap_points",
+    "spread_points",
+    "MAX_KOMI",
+    "check_komi",
     "to_string",
 ]
 
 NUM_FEATURE_PLANES = 17
 _HISTORY = 4  # positions t, t-1, t-2, t-3 in the feature planes
 _GTP_LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # I is skipped
+MAX_KOMI = 10_000.0  # |komi| beyond this is not a Go game (docs/design.md §1)
+
+
+def check_komi(value, name: str = "komi") -> float:
+    """The one komi rule (docs/design.md §1); returns the komi as a float.
+
+    A komi is a number, a multiple of ½ (half-integer komi cannot draw,
+    integer komi can) with |komi| ≤ :data:`MAX_KOMI`. The config, the arena's
+    ``MatchSettings`` and the GTP engine (``komi``, ``loadsgf``, ``--komi``)
+    all check komi here.
+
+    Args:
+      value: the komi: an int or float (Python or NumPy); a bool, a string or
+        any other type is not a number.
+      name: the field named in the error, e.g. "selfplay.komi".
+
+    Raises:
+      ValueError: naming ``name`` and the bad value.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    komi = float(value)
+    if not math.isfinite(komi) or komi * 2 != round(komi * 2) or abs(komi) > MAX_KOMI:
+        raise ValueError(f"{name} must be a multiple of 0.5 from {-MAX_KOMI:g} to {MAX_KOMI:g}, got {komi!r}")
+    return komi
 
 
 @dataclasses.dataclass(frozen=True)
@@ -400,6 +428,43 @@ def handicap_points(rules: GoRules, handicap: int) -> list[int]:
         9: corners + sides_lr + sides_tb + centre,
     }
     return table[handicap]
+
+
+def spread_points(rules: GoRules, count: int) -> list[int]:
+    """``count`` spread-out points: free handicap where :func:`handicap_points` has none.
+
+    GTP's ``place_free_handicap`` uses the fixed table where it is defined
+    and these points elsewhere (boards below 7×7, or more stones than the
+    table has). Greedy: each stone goes where it is farthest (Chebyshev
+    distance) from the stones already placed, preferring the third line (the
+    centre line on boards below 7×7), then the lowest action index.
+    Deterministic.
+
+    Args:
+      rules: static rules (only the size is used).
+      count: stones to place, 0..N².
+
+    Returns:
+      ``count`` distinct action indices, in placement order.
+    """
+    size = rules.size
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 0 <= count <= rules.num_points:
+        raise ValueError(f"count must be an int in 0..{rules.num_points} on {size}x{size}, got {count!r}")
+    line = 2 if size >= 7 else (size - 1) // 2
+    chosen: list[tuple[int, int]] = []
+    for _ in range(int(count)):
+        best, best_key = None, None
+        for r in range(size):
+            for c in range(size):
+                if (r, c) in chosen:
+                    continue
+                spread = min((max(abs(r - r2), abs(c - c2)) for r2, c2 in chosen), default=size)
+                edge = min(r, c, size - 1 - r, size - 1 - c)
+                key = (-spread, abs(edge - line), r * size + c)
+                if best_key is None or key < best_key:
+                    best, best_key = (r, c), key
+        chosen.append(best)
+    return [r * size + c for r, c in chosen]
 
 
 def setup(rules: GoRules, komi, black: Sequence[int] = (), white: Sequence[int] = (), to_play: int = 1) -> GoState:

@@ -2,7 +2,7 @@
 
 :func:`play_gtp_match` plays a :class:`saijax.players.Player` against any
 GTP engine over pipes (:class:`saijax.gtp_client.GtpClient`), one game at a
-time, with the same :class:`saijax.arena.MatchSettings` and conventions as
+time, with the same :class:`saijax.match.MatchSettings` and conventions (:mod:`saijax.match`) as
 the lockstep net-vs-net matches of :mod:`saijax.arena` (colours, per-game
 komi and handicap, the shared resign rule, score estimates at resignation,
 the results table of :mod:`saijax.results`).
@@ -18,7 +18,7 @@ A player with position control (``player.control``, :mod:`saijax.control`)
 picks its move from its search's output with :func:`saijax.control.select`,
 given the engine's last move(s), and a player with the mixed style
 (``player.mixed``, :mod:`saijax.styles`) also searches with its biased net,
-as in the lockstep arena (:func:`saijax.arena.choose_moves`); its search is
+as in the lockstep arena (:func:`saijax.match.choose_moves`); its search is
 the player's own (give it ``control.search_config(config)``, e.g. Method A's
 PUCT with c_puct 10).
 """
@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saijax import arena, go, gtp_client, players, results, search
+from saijax import go, gtp_client, match, players, results, search
 
 __all__ = ["gnugo_arena_argv", "default_engine_name", "play_gtp_match"]
 
@@ -90,7 +90,7 @@ def _engine_count(engine: gtp_client.GtpClient, has_score: bool, has_status: boo
 def play_gtp_match(
     player: players.Player,
     engine_argv: Sequence[str],
-    settings: arena.MatchSettings,
+    settings: match.MatchSettings,
     *,
     engine_name: str | None = None,
     scorer: players.Player | None = None,
@@ -142,7 +142,7 @@ def play_gtp_match(
     scorer = scorer or player
     komis, handicaps, a_black = settings.komis(), settings.handicaps(), settings.side_a_black()
     base = jax.random.PRNGKey(settings.seed)
-    search_fn = arena.search_fn(player.evaluator, rules, player.config)
+    search_fn = match.search_fn(player.evaluator, rules, player.config)
     agent = player.agent.params()
     rows: list[results.GameResult] = []
 
@@ -150,8 +150,8 @@ def play_gtp_match(
         """Black-minus-White score estimate of a one-game batch at a resignation."""
         if settings.score_visits is None:
             return float(move_estimate) * float(batched.to_play[0])
-        keys = arena.score_keys(base, game_id, ply)
-        est = arena.score_estimates(scorer, rules, batched, np.array([0]), keys, settings.score_visits, 1)
+        keys = match.score_keys(base, game_id, ply)
+        est = match.score_estimates(scorer, rules, batched, np.array([0]), keys, settings.score_visits, 1)
         return float(est[0])
 
     with gtp_client.GtpClient(engine_argv, timeout=timeout, stderr=engine_stderr) as engine:
@@ -188,18 +188,18 @@ def play_gtp_match(
                 batched = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[None], state)
                 if ply < settings.opening_moves:
                     # A random opening move, the same for both games of a colour pair.
-                    _, action = arena.random_move_fn(rules)(
-                        batched, arena.opening_keys(base, game_id, ply, paired=settings.colours == "alternate")
+                    _, action = match.random_move_fn(rules)(
+                        batched, match.opening_keys(base, game_id, ply, paired=settings.colours == "alternate")
                     )
                     action = int(action[0])
                     engine.send(f"play {colour_name} {go.to_gtp(rules, action)}")
                     moves.append(action)
                     comments.append("random opening move")
                 elif colour == net_colour:
-                    keys = arena.game_keys(base, game_id, jnp.int32(2 * ply))
+                    keys = match.game_keys(base, game_id, jnp.int32(2 * ply))
                     # The search's move, or position control's, or the mixed style's.
                     history = np.asarray([moves], np.int32).reshape(1, len(moves))
-                    out, action = arena.choose_moves(player, rules, batched, keys, history, len(moves))
+                    out, action = match.choose_moves(player, rules, batched, keys, history, len(moves))
                     action, alpha, beta, child_q, visits, best, est = jax.device_get(
                         (
                             action[0],
@@ -218,14 +218,14 @@ def play_gtp_match(
                     action = int(action)
                     engine.send(f"play {colour_name} {go.to_gtp(rules, action)}")
                     moves.append(action)
-                    comments.append(arena.move_comment(alpha, beta, child_q[action], visits.sum()))
+                    comments.append(match.move_comment(alpha, beta, child_q[action], visits.sum()))
                 else:
                     reply = engine.send(f"genmove {colour_name}").strip()
                     if reply.lower() == "resign":
                         resign_winner = -colour
                         est = np.nan
                         if settings.score_visits is None:
-                            keys = arena.game_keys(base, game_id, jnp.int32(2 * ply))
+                            keys = match.game_keys(base, game_id, jnp.int32(2 * ply))
                             out = search_fn(player.variables, keys, batched, agent)
                             est = float(jax.device_get(out.score_estimate[0]))
                         estimate = estimate_at(batched, game_id, ply, est)
@@ -244,8 +244,8 @@ def play_gtp_match(
             if not resign_winner:
                 engine_score, engine_dead = _engine_count(engine, has_score, has_status)
             final = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[None], state)
-            margin = float(jax.device_get(arena.margin_fn(rules)(final))[0])
-            result = arena.record_game(
+            margin = float(jax.device_get(match.margin_fn(rules)(final))[0])
+            result = match.record_game(
                 game=i,
                 settings=settings,
                 rules=rules,

@@ -19,6 +19,18 @@ where the value MSE depends on the head:
 * ``'score'``: Leela Zero Score style, MSE(s, margin / N²) for a linear s,
   weighted by `score_weight` (20 in the LZS paper) instead of `value_weight`.
 
+Two optional auxiliary terms (KataGo's targets [Wu 2019], off by default):
+
+* ownership: `ownership_weight` · the mean over the N² points of
+  (o − t)², o the ownership head's tanh output and t ∈ {−1, 0, 1} the final
+  Tromp–Taylor owner from the mover's view, averaged over the rows whose
+  `ownership_mask` is 1 (games played out; resigned games have no final
+  ownership). A mean over points, so KataGo's 1.5/N² per point summed over
+  the board is `ownership_weight` = 1.5.
+* final score (SAI head only): `score_aux_weight` · MSE((α + k_s)/N²,
+  margin/N²) over the same rows. α + k_s is the mover's predicted final
+  margin, so this is the score head's loss applied to α.
+
 L2 is ½·Σw² over convolution and dense kernels only, as `tf.nn.l2_loss` in the
 Leela Zero and SAI training code; biases and batch-norm parameters are not
 decayed.
@@ -37,6 +49,8 @@ __all__ = [
     "value_loss_sai",
     "value_loss_winrate",
     "value_loss_score",
+    "ownership_loss",
+    "score_aux_loss",
     "l2_loss",
     "total_loss",
 ]
@@ -58,13 +72,21 @@ def policy_loss(logits, target):
     Args:
         logits: [B, A] policy logits.
         target: [B, A] target distribution (visit counts or Gumbel
-            `action_weights`), rows summing to 1.
+            `action_weights`), rows summing to 1; an all-zero row has no
+            policy target (a cheap search under playout cap randomisation)
+            and is left out of the mean.
 
     Returns:
-        Scalar mean cross-entropy in nats.
+        Scalar mean cross-entropy in nats over the rows with a target.
     """
     log_probs = _masked_log_softmax(logits, target > 0)
-    return -jnp.mean(jnp.sum(target * log_probs, axis=-1))
+    per_row = -jnp.sum(target * log_probs, axis=-1)
+    return jnp.sum(per_row) / jnp.maximum(jnp.sum(_has_policy(target)), 1)
+
+
+def _has_policy(target):
+    """bool[B]: the row has a policy target (not all zeros)."""
+    return jnp.sum(target, axis=-1) > 0
 
 
 def value_loss_sai(alpha, beta, signed_komi, z):
@@ -114,6 +136,45 @@ def value_loss_score(score, margin, board_size):
     return jnp.mean(jnp.square(score - target))
 
 
+def _masked_mean(per_row, mask):
+    """Σ mask·per_row / Σ mask (0 when no row is masked in)."""
+    mask = mask.astype(jnp.float32)
+    return jnp.sum(mask * per_row) / jnp.maximum(jnp.sum(mask), 1.0)
+
+
+def ownership_loss(ownership, target, mask):
+    """Squared error of the ownership head, mean over points and masked rows.
+
+    Args:
+        ownership: [B, N*N] predicted ownership in [−1, 1], mover's view.
+        target: [B, N*N] final Tromp–Taylor owner, mover's view: +1, −1 or 0.
+        mask: [B] 1 for rows of games played out, 0 otherwise.
+
+    Returns:
+        Scalar Σ_rows mask · mean_points (o − t)² / Σ mask (0 with no row).
+    """
+    per_row = jnp.mean(jnp.square(ownership - target.astype(jnp.float32)), axis=-1)
+    return _masked_mean(per_row, mask)
+
+
+def score_aux_loss(alpha, signed_komi, margin, mask, board_size):
+    """MSE((α + k_s)/N², margin/N²) over masked rows (SAI head's score auxiliary).
+
+    Args:
+        alpha: [B] α, the mover's lead before komi.
+        signed_komi: [B] k_s.
+        margin: [B] final Tromp–Taylor margin for the mover, komi included.
+        mask: [B] 1 for rows of games played out (their margin is counted,
+            not estimated), 0 otherwise.
+        board_size: N, a Python int.
+
+    Returns:
+        Scalar masked mean on the margin / N² scale.
+    """
+    scale = 1.0 / float(board_size * board_size)
+    return _masked_mean(jnp.square((alpha + signed_komi - margin) * scale), mask)
+
+
 def _leaf_name(path) -> str:
     last = path[-1]
     for attr in ("key", "name", "idx"):
@@ -153,6 +214,8 @@ def total_loss(
     l2_coef: float = 1e-4,
     score_weight: float = 20.0,
     board_size: int,
+    ownership_weight: float = 0.0,
+    score_aux_weight: float = 0.0,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """The full training loss and its metrics (docs/design.md §7).
 
@@ -176,15 +239,27 @@ def total_loss(
         l2_coef: L2 coefficient.
         score_weight: weight of the value MSE for 'score'.
         board_size: N, a Python int.
+        ownership_weight: weight of :func:`ownership_loss` (static; needs
+            `outputs.ownership` when > 0). Reads batch 'ownership' [B, N*N]
+            and 'ownership_mask' [B].
+        score_aux_weight: weight of :func:`score_aux_loss` ('sai' head only;
+            static). Reads batch 'margin' and 'ownership_mask'.
 
     Returns:
         (loss, metrics): the scalar loss and a dict of scalars with keys
         'total_loss', 'policy_loss', 'value_loss' (unweighted MSE),
         'l2_loss' (unweighted ½Σw²), 'policy_entropy' (of the predicted policy)
-        and 'policy_accuracy' (argmax of prediction equals argmax of target).
+        and 'policy_accuracy' (argmax of prediction equals argmax of target);
+        plus 'ownership_loss' (unweighted) when the net has the ownership
+        head, and 'score_aux_loss' (unweighted) when score_aux_weight > 0.
     """
     if value_head not in networks.VALUE_HEADS:
         raise ValueError(f"value_head must be one of {networks.VALUE_HEADS}, got {value_head!r}")
+    own_pred = getattr(outputs, "ownership", None)
+    if ownership_weight > 0 and own_pred is None:
+        raise ValueError("ownership_weight > 0 needs a network with the ownership head (outputs.ownership is None)")
+    if score_aux_weight > 0 and value_head != "sai":
+        raise ValueError(f"score_aux_weight > 0 needs value_head 'sai', got {value_head!r}")
     logits = outputs.policy_logits
     target = batch["policy"]
     p_loss = policy_loss(logits, target)
@@ -201,11 +276,25 @@ def total_loss(
 
     l2 = l2_loss(params)
     loss = p_loss + weight * v_loss + l2_coef * l2
+    extra = {}
+    if own_pred is not None:
+        o_loss = ownership_loss(own_pred, batch["ownership"], batch["ownership_mask"])
+        extra["ownership_loss"] = o_loss
+        if ownership_weight > 0:
+            loss = loss + ownership_weight * o_loss
+    if score_aux_weight > 0:
+        s_loss = score_aux_loss(
+            outputs.alpha, batch["signed_komi"], batch["margin"], batch["ownership_mask"], board_size
+        )
+        extra["score_aux_loss"] = s_loss
+        loss = loss + score_aux_weight * s_loss
 
     probs = jax.nn.softmax(logits, axis=-1)
     log_probs = _masked_log_softmax(logits, probs > 0)
     entropy = -jnp.mean(jnp.sum(probs * log_probs, axis=-1))
-    accuracy = jnp.mean((jnp.argmax(logits, axis=-1) == jnp.argmax(target, axis=-1)).astype(jnp.float32))
+    has = _has_policy(target)
+    hits = jnp.sum(jnp.where(has, jnp.argmax(logits, axis=-1) == jnp.argmax(target, axis=-1), False))
+    accuracy = hits / jnp.maximum(jnp.sum(has), 1)
     metrics = {
         "total_loss": loss,
         "policy_loss": p_loss,
@@ -213,5 +302,6 @@ def total_loss(
         "l2_loss": l2,
         "policy_entropy": jax.lax.stop_gradient(entropy),
         "policy_accuracy": accuracy,
+        **extra,
     }
     return loss, metrics

@@ -33,6 +33,12 @@ batch norm follows each one:
     2-filter value convolution (AlphaZero used 1), so the heads differ only
     after it.
 
+* ownership head (optional, ``ownership_head=True``; KataGo's auxiliary
+  target [Wu 2019]): 1×1 convolution with 8 filters, BN, ReLU, a 1×1
+  convolution with bias to one channel, tanh: per point, P's predicted final
+  Tromp–Taylor ownership (+1 P's, −1 the opponent's, 0 neither). Trained only
+  through ``training.ownership_weight``; search does not read it.
+
 Batch norm uses momentum 0.9 (running statistics with a time constant of
 about 10 steps) rather than flax's default 0.99: zero-style training moves
 the weights a lot within a generation, and a fast average keeps the
@@ -101,12 +107,17 @@ class NetworkOutputs:
     * ``"score"`` head: ``value`` is the linear output, P's predicted final
       margin (komi included) divided by N²; ``alpha = value · N²`` (that
       margin in points, so a score lead can be reported); ``beta`` = 1.
+
+    ``ownership`` is None unless the net has the ownership head; then it is
+    [B, N*N] in [−1, 1] (point ``row * N + col``): P's predicted final
+    Tromp–Taylor ownership of each point (+1 P's, −1 the opponent's).
     """
 
     policy_logits: jax.Array  # [B, N*N+1]
     alpha: jax.Array  # [B]
     beta: jax.Array  # [B]
     value: jax.Array  # [B]
+    ownership: jax.Array | None = None  # [B, N*N], only with the ownership head
 
 
 def input_planes(value_head: str) -> int:
@@ -201,6 +212,7 @@ class SaiNet(nn.Module):
       alpha_units: hidden width of the α sub-head.
       beta_units: hidden width of the β sub-head.
       value_units: hidden width of the "winrate" / "score" heads.
+      ownership_head: add the ownership head (``NetworkOutputs.ownership``).
       dtype: compute dtype of the trunk and hidden layers (None: float32).
         Parameters stay float32, and the output layers compute in float32 so
         that α, β and the logits keep their precision under bfloat16.
@@ -214,6 +226,7 @@ class SaiNet(nn.Module):
     alpha_units: int = 384
     beta_units: int = 256
     value_units: int = 256
+    ownership_head: bool = False
     dtype: Any = None
 
     @property
@@ -236,6 +249,7 @@ class SaiNet(nn.Module):
             filters=self.filters,
             value_head=self.value_head,
             beta_scale=self.beta_scale,
+            ownership_head=self.ownership_head,
         )
 
     @nn.compact
@@ -274,6 +288,14 @@ class SaiNet(nn.Module):
         p = p.reshape((batch, n * n * 2))
         policy_logits = nn.Dense(n * n + 1, dtype=jnp.float32, name="policy_dense")(p)
 
+        ownership = None
+        if self.ownership_head:
+            o = _conv_bn_relu(
+                h, 8, (1, 1), conv_name="ownership_conv", bn_name="ownership_bn", train=train, dtype=self.dtype
+            )
+            o = nn.Conv(1, (1, 1), padding="SAME", use_bias=True, dtype=jnp.float32, name="ownership_out")(o)
+            ownership = jnp.tanh(o.reshape((batch, n * n)))
+
         v = _conv_bn_relu(h, 2, (1, 1), conv_name="value_conv", bn_name="value_bn", train=train, dtype=self.dtype)
         v = v.reshape((batch, n * n * 2))
         zeros = jnp.zeros((batch,), jnp.float32)
@@ -288,13 +310,17 @@ class SaiNet(nn.Module):
             # beyond exp(±20)·scale gains nothing from the extra steepness.
             log_beta = jnp.clip(log_beta, -_BETA_LOG_CLIP, _BETA_LOG_CLIP)
             beta = jnp.exp(log_beta) * self.effective_beta_scale
-            return NetworkOutputs(policy_logits=policy_logits, alpha=alpha, beta=beta, value=zeros)
+            return NetworkOutputs(policy_logits=policy_logits, alpha=alpha, beta=beta, value=zeros, ownership=ownership)
 
         u = nn.relu(nn.Dense(self.value_units, dtype=self.dtype, name="value_hidden")(v))
         out = nn.Dense(1, dtype=jnp.float32, name="value_out")(u)[:, 0]
         if self.value_head == "winrate":
-            return NetworkOutputs(policy_logits=policy_logits, alpha=zeros, beta=ones, value=jnp.tanh(out))
-        return NetworkOutputs(policy_logits=policy_logits, alpha=out * (n * n), beta=ones, value=out)
+            return NetworkOutputs(
+                policy_logits=policy_logits, alpha=zeros, beta=ones, value=jnp.tanh(out), ownership=ownership
+            )
+        return NetworkOutputs(
+            policy_logits=policy_logits, alpha=out * (n * n), beta=ones, value=out, ownership=ownership
+        )
 
 
 def _default_beta_scale(board_size: int) -> float:
@@ -303,6 +329,11 @@ def _default_beta_scale(board_size: int) -> float:
 
 
 _SPEC_FIELDS = ("board_size", "blocks", "filters", "value_head", "beta_scale")
+# Optional spec fields, with the value a dict without them means. They are
+# written only when they differ from it, so a spec without the ownership head
+# has exactly the dict (and checkpoint metadata) it had before the field
+# existed.
+_OPTIONAL_SPEC_FIELDS = {"ownership_head": False}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -321,6 +352,8 @@ class NetworkSpec:
         equal and a stored spec does not depend on the default's formula.
         (``dataclasses.replace`` keeps the resolved value, even with a new
         ``board_size``.)
+      ownership_head: the net has the ownership head (False in every
+        checkpoint written before the field existed).
 
     Raises:
       ValueError: naming the field, for an unusable configuration.
@@ -331,9 +364,12 @@ class NetworkSpec:
     filters: int
     value_head: str = "sai"
     beta_scale: float | None = None
+    ownership_head: bool = False
 
     def __post_init__(self):
         _validate(self.board_size, self.blocks, self.filters, self.value_head, self.beta_scale)
+        if not isinstance(self.ownership_head, bool):
+            raise ValueError(f"ownership_head must be True or False, got {self.ownership_head!r}")
         if self.beta_scale is None:
             object.__setattr__(self, "beta_scale", _default_beta_scale(self.board_size))
         else:
@@ -347,11 +383,20 @@ class NetworkSpec:
             filters=self.filters,
             value_head=self.value_head,
             beta_scale=self.beta_scale,
+            ownership_head=self.ownership_head,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The five fields as a JSON-able dict (``beta_scale`` resolved)."""
-        return {name: getattr(self, name) for name in _SPEC_FIELDS}
+        """The fields as a JSON-able dict (``beta_scale`` resolved).
+
+        ``ownership_head`` is included only when True, so a net without the
+        head has the same five-key dict as before that field existed.
+        """
+        d = {name: getattr(self, name) for name in _SPEC_FIELDS}
+        for name, default in _OPTIONAL_SPEC_FIELDS.items():
+            if getattr(self, name) != default:
+                d[name] = getattr(self, name)
+        return d
 
     @classmethod
     def from_dict(cls, d: Any) -> NetworkSpec:
@@ -359,8 +404,9 @@ class NetworkSpec:
 
         Args:
           d: a mapping with the keys board_size, blocks, filters, value_head
-            and beta_scale (None: the default 10 / N²). Other keys are
-            ignored, so a checkpoint's metadata can be passed whole.
+            and beta_scale (None: the default 10 / N²), and optionally
+            ownership_head (missing: False, as in older checkpoints). Other
+            keys are ignored, so a checkpoint's metadata can be passed whole.
 
         Raises:
           ValueError: naming the missing or bad key.
@@ -370,16 +416,23 @@ class NetworkSpec:
         missing = [name for name in _SPEC_FIELDS if name not in d]
         if missing:
             raise ValueError(f"network spec is missing {', '.join(missing)}: got keys {sorted(d)}")
-        return cls(**{name: d[name] for name in _SPEC_FIELDS})
+        optional = {name: d.get(name, default) for name, default in _OPTIONAL_SPEC_FIELDS.items()}
+        return cls(**{name: d[name] for name in _SPEC_FIELDS}, **optional)
 
 
 def make_network(
-    board_size: int, *, blocks: int, filters: int, value_head: str = "sai", beta_scale: float | None = None
+    board_size: int,
+    *,
+    blocks: int,
+    filters: int,
+    value_head: str = "sai",
+    beta_scale: float | None = None,
+    ownership_head: bool = False,
 ) -> SaiNet:
     """Builds a SaiNet after checking its configuration.
 
     Shorthand for ``NetworkSpec(board_size, blocks, filters, value_head,
-    beta_scale).build()``.
+    beta_scale, ownership_head).build()``.
 
     Args:
       board_size: N, 2..19.
@@ -387,6 +440,7 @@ def make_network(
       filters: trunk channels, >= 1.
       value_head: "sai", "winrate" or "score".
       beta_scale: None (10 / N²) or a finite number > 0.
+      ownership_head: add the ownership head.
 
     Returns:
       The flax module (stateless; see ``init_network`` for its variables).
@@ -394,7 +448,7 @@ def make_network(
     Raises:
       ValueError: naming the offending field, or the bad value_head.
     """
-    return NetworkSpec(board_size, blocks, filters, value_head, beta_scale).build()
+    return NetworkSpec(board_size, blocks, filters, value_head, beta_scale, ownership_head).build()
 
 
 def init_network(net: SaiNet, key: jax.Array, batch_size: int = 1) -> dict[str, Any]:

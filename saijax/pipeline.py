@@ -39,7 +39,22 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from saijax import checkpoints, distributed, go, networks, players, replay, search, selfplay, sgf, styles, training
+from saijax import (
+    arena,
+    checkpoints,
+    distributed,
+    go,
+    match,
+    networks,
+    players,
+    replay,
+    search,
+    selfplay,
+    sgf,
+    styles,
+    training,
+    zoo,
+)
 from saijax import config as config_lib
 
 __all__ = ["train_and_evaluate", "search_config", "selfplay_agent", "selfplay_config", "MetricsWriter"]
@@ -206,7 +221,8 @@ def _resume_spec(config, meta: dict[str, Any], step_dir: str) -> networks.Networ
     """The network of the checkpoint a run resumes from, checked against the config.
 
     Its shape (blocks, filters) is the checkpoint's; its board size, value
-    head and β scale must be the config's. A format-1 checkpoint did not
+    head, β scale and ownership head must be the config's (a checkpoint
+    without ``ownership_head`` has none). A format-1 checkpoint did not
     record beta_scale: its net was built with the config's, which is taken.
 
     Raises:
@@ -217,12 +233,16 @@ def _resume_spec(config, meta: dict[str, Any], step_dir: str) -> networks.Networ
     stored = networks.NetworkSpec.from_dict({**meta, "beta_scale": beta_scale})
 
     def describe(spec):
-        return f"{spec.board_size}x{spec.board_size} {spec.value_head!r} net with beta_scale {spec.beta_scale!r}"
+        head = " and the ownership head" if spec.ownership_head else ""
+        return f"{spec.board_size}x{spec.board_size} {spec.value_head!r} net with beta_scale {spec.beta_scale!r}{head}"
 
-    if (stored.board_size, stored.value_head, stored.beta_scale) != (want.board_size, want.value_head, want.beta_scale):
+    def key(spec):
+        return spec.board_size, spec.value_head, spec.beta_scale, spec.ownership_head
+
+    if key(stored) != key(want):
         raise checkpoints.CheckpointError(
             f"checkpoint {step_dir} is for a {describe(stored)}, but the config asks for a {describe(want)} "
-            "(board_size, network.value_head, network.beta_scale); use another --workdir"
+            "(board_size, network.value_head, network.beta_scale, network.ownership_head); use another --workdir"
         )
     return stored
 
@@ -233,15 +253,18 @@ def _initial_variables(config, spec: networks.NetworkSpec, log) -> dict[str, Any
     if not source:
         return None
     try:
-        player = players.load_player(source)
+        player = zoo.load(source) if str(source).startswith(zoo.PREFIX) else players.load_player(source)
+    except KeyError as e:  # no such zoo entry
+        raise ValueError(f"init_checkpoint={source!r}: {e.args[0]}") from None
     except (FileNotFoundError, checkpoints.CheckpointError, ValueError) as e:
         raise ValueError(f"init_checkpoint={source!r}: {e}") from None
     have = player.net.spec
     if have != spec:
         raise ValueError(
             f"init_checkpoint={source!r} is a {have.blocks}x{have.filters} {have.value_head} net for "
-            f"{have.board_size}x{have.board_size}, but the config's generation-0 net is "
-            f"{spec.blocks}x{spec.filters} {spec.value_head} for {spec.board_size}x{spec.board_size}"
+            f"{have.board_size}x{have.board_size} (ownership_head {have.ownership_head}), but the config's "
+            f"generation-0 net is {spec.blocks}x{spec.filters} {spec.value_head} for "
+            f"{spec.board_size}x{spec.board_size} (ownership_head {spec.ownership_head})"
         )
     log(f"starting from {source} ({player.description})")
     return player.variables
@@ -366,7 +389,12 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 fn_key = (s_cfg.num_simulations,)
                 if fn_key not in chunk_fns:
                     chunk_fns[fn_key] = selfplay.make_chunk_fn(
-                        built.evaluator, rules, s_cfg, sp_cfg, agent=selfplay_agent(config)
+                        built.evaluator,
+                        rules,
+                        s_cfg,
+                        sp_cfg,
+                        agent=selfplay_agent(config),
+                        ownership=config_lib.records_ownership(config),
                     )
                 chunk = chunk_fns[fn_key]
                 if sp_state is None:
@@ -380,7 +408,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 games, parts = [], []
                 target = distributed.process_share(config.selfplay.games_per_generation)
                 bar = _progress(target, f"gen {gen} self-play", progress)
-                i = 0
+                i = full_moves = 0
                 while len(games) < target:
                     sp_state, records = chunk(
                         variables,
@@ -395,13 +423,18 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                     games.extend(finished)
                     if bar is not None:
                         bar.update(min(len(finished), target - bar.n))
+                    full_moves += int(np.sum(np.asarray(records.full_search)[:, 0]))
                     i += 1
                 if bar is not None:
                     bar.close()
                 # Self-play compute: every chunk searches all slots of every
                 # process for chunk_moves plies, S simulations plus the root.
-                evaluations = i * sp_cfg.chunk_moves * sp_cfg.batch_size * jax.process_count()
-                evaluations *= s_cfg.num_simulations + 1
+                # With playout caps, a cheap search's moves cost its own
+                # simulations (the batch flips one coin per move).
+                fast = min(sp_cfg.fast_simulations, s_cfg.num_simulations) if sp_cfg.full_search_prob < 1 else 0
+                moves = i * sp_cfg.chunk_moves
+                evaluations = full_moves * (s_cfg.num_simulations + 1) + (moves - full_moves) * (fast + 1)
+                evaluations *= sp_cfg.batch_size * jax.process_count()
                 if not parts:
                     raise RuntimeError(f"generation {gen}: self-play produced no training rows")
                 rows = replay.concatenate_rows(parts)
@@ -418,6 +451,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 stats = selfplay.generation_stats(games, alpha0, beta0)
                 stats.update(queue)
                 stats["selfplay_evaluations"] = evaluations
+                stats["selfplay_full_search_fraction"] = full_moves / moves  # < 1 with playout caps
                 if jax.process_count() > 1:
                     stats["rows_per_process"] = per_process
                 if primary:
@@ -531,8 +565,6 @@ def _train_with_gating(config, rules, net, state, previous, train_step, sample, 
     Returns:
       (state, training metrics, gating metrics, the self-play net's variables).
     """
-    from saijax import arena, players  # only needed when gating
-
     c = int(config.gating.candidates)
     shardings = jax.tree_util.tree_map(lambda x: x.sharding, state.variables)
     previous = jax.tree_util.tree_map(np.asarray, jax.device_get(previous))
@@ -555,7 +587,7 @@ def _train_with_gating(config, rules, net, state, previous, train_step, sample, 
     scores = []
     for i, cand in enumerate(candidates):
         player = previous_player.replace(name=f"candidate{i}", variables=cand)
-        settings = arena.MatchSettings(
+        settings = match.MatchSettings(
             games=int(config.gating.games),
             komi=komi,
             seed=generation * 1000 + i,
@@ -594,5 +626,7 @@ def _generation_line(gen: int, m: dict[str, Any]) -> str:
         f"gen {gen:4d} | net {m['network']} sims {m['simulations']} | {sp}{gate} | "
         f"α∅ {m['alpha_empty']:+.2f} β∅ {m['beta_empty']:.3f} first {m['first_move']} | "
         f"loss {m.get('train_total_loss', float('nan')):.3f} (policy {m.get('train_policy_loss', float('nan')):.3f}, "
-        f"value {m.get('train_value_loss', float('nan')):.4f}) | {m['seconds']:.0f}s"
+        f"value {m.get('train_value_loss', float('nan')):.4f}"
+        + (f", ownership {m['train_ownership_loss']:.4f}" if "train_ownership_loss" in m else "")
+        + f") | {m['seconds']:.0f}s"
     )

@@ -15,12 +15,16 @@ Ways to get one:
 * :func:`load_player` with a checkpoint: a run's workdir, its
   ``checkpoints`` directory, or one generation's step directory
   (``<workdir>/checkpoints/12``); without a step directory the newest
-  generation is used. ``zoo:<name>`` loads a net of the model zoo
-  (:mod:`saijax.zoo`);
+  generation is used;
+* :func:`saijax.zoo.load`: a net of the model zoo (the zoo builds on this
+  module, not the other way round);
 * :func:`random_player` (or ``load_player(None, ...)``): a randomly
   initialised net, the "random net" that anchors Elo at 0;
 * :func:`uniform_player`: uniformly random legal moves, no network;
 * :meth:`Player.from_network`: any flax network and its variables.
+
+Command lines name players with one grammar (``random``, ``uniform``,
+``zoo:NAME``, a checkpoint) and one set of flags: :mod:`saijax.player_cli`.
 
 Checkpoints are read **read-only**, through :func:`checkpoints.load_network`
 (never a ``checkpoints.Checkpointer``, which would delete the save in
@@ -38,10 +42,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from saijax import checkpoints, go, networks, search
+from saijax import checkpoints, features, go, networks, search
 from saijax import control as control_lib
 
-__all__ = ["Player", "load_player", "random_player", "uniform_player"]
+__all__ = ["Player", "load_player", "random_player", "root_ownership", "uniform_player"]
 
 
 @functools.cache
@@ -276,8 +280,9 @@ def load_player(
 
     Args:
       checkpoint: None for a random net; else a workdir, its ``checkpoints``
-        directory, a step directory ``<workdir>/checkpoints/<generation>``, or
-        ``zoo:<name>`` (a net of :mod:`saijax.zoo`).
+        directory, or a step directory ``<workdir>/checkpoints/<generation>``.
+        (``zoo:<name>`` is :func:`saijax.player_cli.load_player`'s, or
+        :func:`saijax.zoo.load`.)
       board_size: N of a random net (required then). With a checkpoint it is
         optional and, if given, must match the checkpoint's size.
       blocks, filters, value_head: shape of a random net; a checkpoint's own
@@ -292,8 +297,8 @@ def load_player(
       The :class:`Player`.
 
     Raises:
-      ValueError: no ``board_size`` for a random net, a bad net shape, or a
-        checkpoint for another board size.
+      ValueError: no ``board_size`` for a random net, a bad net shape, a
+        checkpoint for another board size, or a ``zoo:`` name.
       FileNotFoundError: the path does not exist or holds no checkpoint.
       checkpoints.CheckpointError: the checkpoint is corrupt or unreadable
         (the message names its directory).
@@ -313,18 +318,7 @@ def load_player(
         )
 
     if isinstance(checkpoint, str) and checkpoint.startswith("zoo:"):
-        from saijax import zoo  # here: the zoo builds on this module
-
-        try:
-            player = zoo.load(checkpoint, config=config, agent=agent)
-        except KeyError as e:
-            raise FileNotFoundError(e.args[0]) from None
-        if board_size is not None and int(board_size) != player.board_size:
-            raise ValueError(
-                f"{checkpoint} is for {player.board_size}x{player.board_size}, "
-                f"not the requested {board_size}x{board_size}"
-            )
-        return player if name is None else player.replace(name=name)
+        raise ValueError(f"{checkpoint!r} is a zoo net: load it with saijax.player_cli.load_player or saijax.zoo.load")
 
     loaded = checkpoints.load_network(checkpoint)
     spec = loaded.spec
@@ -345,3 +339,28 @@ def load_player(
         ),
         generation=loaded.generation,
     )
+
+
+@functools.cache
+def _ownership_fn(net: networks.SaiNet, rules: go.GoRules):
+    """Jitted ``(variables, state) -> [N*N] ownership`` of one position (one compile per net and rules)."""
+
+    def ownership(variables, state):
+        x = features.network_inputs(rules, jax.tree_util.tree_map(lambda a: a[None], state), net.value_head)
+        return net.apply(variables, x, train=False).ownership[0]
+
+    return jax.jit(ownership)
+
+
+def root_ownership(player: Player, rules: go.GoRules, state: go.GoState) -> list[float] | None:
+    """The net's predicted final ownership of a position, or None without an ownership head.
+
+    Returns N*N floats in [-1, 1], row-major from the top-left point (the
+    action order ``row * N + col``, row 0 the top line), from the view of the
+    position's player to move (+1: that player's), as KataGo's
+    ``kata-analyze ... ownership true`` reports them.
+    """
+    net = player.net
+    if net is None or not getattr(net, "ownership_head", False) or player.variables is None:
+        return None
+    return [float(v) for v in jax.device_get(_ownership_fn(net, rules)(player.variables, state))]

@@ -14,10 +14,19 @@ same directory, then `os.replace`), so a run killed while writing never
 leaves a half-written generation under the final name. Only valid rows
 (`valid`, i.e. not padding and not before a game's last blunder) are kept.
 
+Rows may carry KataGo-style ownership targets (docs/design.md §6): the final
+Tromp–Taylor owner of every point from P's view, int8 [R, N*N], and
+`ownership_mask`, True only for rows of games played out (two passes or the
+move cap) whose self-play recorded ownership (resigned games: zeros, mask
+False). Rows of runs without the ownership switch have no targets at all
+(the fields are None): their files are written exactly as before (format 1,
+which is also how files from before the targets existed read), and sampling
+gives them zero targets with mask 0. Files with targets are format 2.
+
 `ReplayBuffer.load_window` moves the last w generations to the default
 device; `ReplayBuffer.sample` draws a batch uniformly from them in one jitted
 function and applies one random dihedral symmetry per sample, the same to
-the planes and the policy (pass stays fixed). To avoid a recompile every
+the planes, the policy (pass stays fixed) and the ownership plane. To avoid a recompile every
 generation, the window's arrays are padded to a size bucket (within 1/8 of
 the row count) and indices are drawn below the true row count.
 """
@@ -42,9 +51,13 @@ __all__ = [
     "TrainingRows",
     "concatenate_rows",
     "flatten_rows",
+    "with_ownership",
 ]
 
-_FORMAT_VERSION = 1
+# 2 added ownership and ownership_mask; rows without them are still written
+# as format 1 (and read with the fields None).
+_FORMAT_VERSION = 2
+_OWNERSHIP_FIELDS = ("ownership", "ownership_mask")
 _FILE_RE = re.compile(r"^gen_(\d{6})\.npz$")
 _TMP_PREFIX = ".tmp_gen_"
 
@@ -68,6 +81,9 @@ class TrainingRows:
     is_branch: jax.Array  # [R] bool, the game is a branch
     generation: jax.Array  # [R] int32, generation of the net that played
     valid: jax.Array  # [R] bool, False for padding / before the last blunder
+    # Final Tromp–Taylor owner of each point, P's view (+1, -1, 0); None: no targets.
+    ownership: jax.Array | None = None  # [R, N*N] int8
+    ownership_mask: jax.Array | None = None  # [R] bool, the game was played out and recorded
 
     @property
     def num_rows(self) -> int:
@@ -89,11 +105,26 @@ _DTYPES = {
     "is_branch": np.bool_,
     "generation": np.int32,
     "valid": np.bool_,
+    "ownership": np.int8,
+    "ownership_mask": np.bool_,
 }
 
 
 # ---------------------------------------------------------------------------
 # Row utilities.
+
+
+def with_ownership(rows: TrainingRows) -> TrainingRows:
+    """`rows` with explicit ownership arrays: zeros and mask False when they
+    have none (None), as numpy arrays shaped from `planes`."""
+    if rows.ownership is not None and rows.ownership_mask is not None:
+        return rows
+    shape = np.shape(rows.valid)
+    n = np.shape(rows.planes)[-2]
+    return rows.replace(
+        ownership=np.zeros(shape + (n * n,), np.int8) if rows.ownership is None else rows.ownership,
+        ownership_mask=np.zeros(shape, np.bool_),
+    )
 
 
 def flatten_rows(rows: TrainingRows) -> TrainingRows:
@@ -106,12 +137,22 @@ def concatenate_rows(parts: list[TrainingRows]) -> TrainingRows:
     """Concatenates flat row batches along the row axis (as numpy arrays)."""
     if not parts:
         raise ValueError("concatenate_rows needs at least one batch of rows")
+    if any(p.ownership is None or p.ownership_mask is None for p in parts) and not all(
+        p.ownership is None and p.ownership_mask is None for p in parts
+    ):
+        parts = [with_ownership(p) for p in parts]
     return jax.tree_util.tree_map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *parts)
 
 
-def _to_numpy(rows: TrainingRows) -> dict[str, np.ndarray]:
+def _to_numpy(rows: TrainingRows) -> dict[str, np.ndarray | None]:
+    """The rows as flat numpy arrays; the ownership fields stay None when absent."""
+    if (rows.ownership is None) != (rows.ownership_mask is None):
+        rows = with_ownership(rows)
     rows = flatten_rows(rows)
-    return {name: np.asarray(getattr(rows, name)).astype(_DTYPES[name], copy=False) for name in _FIELDS}
+    return {
+        name: None if getattr(rows, name) is None else np.asarray(getattr(rows, name)).astype(_DTYPES[name], copy=False)
+        for name in _FIELDS
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -136,7 +177,7 @@ def _symmetry_permutations(board_size: int) -> np.ndarray:
     return np.stack(perms).astype(np.int32)
 
 
-def _apply_symmetry(packed: jax.Array, policy: jax.Array, symmetry: jax.Array, board_size: int):
+def _apply_symmetry(packed: jax.Array, policy: jax.Array, symmetry: jax.Array, board_size: int, ownership=None):
     """Applies dihedral transform `symmetry[b]` to sample b.
 
     Args:
@@ -144,16 +185,21 @@ def _apply_symmetry(packed: jax.Array, policy: jax.Array, symmetry: jax.Array, b
         policy: float32 [B, N*N+1].
         symmetry: int32 [B] in 0..7.
         board_size: N.
+        ownership: optional [B, N*N] per-point values (row-major), moved
+            with the points.
 
     Returns:
-        (packed [B, N, N, 2], policy [B, N*N+1]), transformed.
+        (packed [B, N, N, 2], policy [B, N*N+1]), transformed; and the
+        transformed ownership third when it is given.
     """
     n = board_size
     perm = jnp.asarray(_symmetry_permutations(n))[symmetry]  # [B, N*N+1]
     flat = packed.reshape(packed.shape[0], n * n, packed.shape[-1])
     flat = jnp.take_along_axis(flat, perm[:, : n * n, None], axis=1)
     policy = jnp.take_along_axis(policy, perm, axis=1)
-    return flat.reshape(packed.shape), policy
+    if ownership is None:
+        return flat.reshape(packed.shape), policy
+    return flat.reshape(packed.shape), policy, jnp.take_along_axis(ownership, perm[:, : n * n], axis=1)
 
 
 @functools.partial(jax.jit, static_argnames=("batch_size", "board_size", "value_head"))
@@ -163,7 +209,15 @@ def _sample(
     index_key, symmetry_key = jax.random.split(key)
     index = jax.random.randint(index_key, (batch_size,), 0, num_rows)
     symmetry = jax.random.randint(symmetry_key, (batch_size,), 0, 8)
-    packed, policy = _apply_symmetry(rows.planes[index], rows.policy[index], symmetry, board_size)
+    if rows.ownership is None:  # no targets in the window: zeros, mask 0
+        packed, policy = _apply_symmetry(rows.planes[index], rows.policy[index], symmetry, board_size)
+        ownership = jnp.zeros((batch_size, board_size * board_size), jnp.float32)
+        ownership_mask = jnp.zeros((batch_size,), jnp.float32)
+    else:
+        packed, policy, ownership = _apply_symmetry(
+            rows.planes[index], rows.policy[index], symmetry, board_size, rows.ownership[index]
+        )
+        ownership_mask = rows.ownership_mask[index]
     planes = features.add_colour_plane(features.unpack_planes(packed), rows.to_play[index], value_head)
     return {
         "planes": planes,  # [B, N, N, C] float32
@@ -171,6 +225,8 @@ def _sample(
         "signed_komi": rows.signed_komi[index],  # [B]
         "z": rows.z[index],  # [B]
         "margin": rows.margin[index],  # [B]
+        "ownership": ownership.astype(jnp.float32),  # [B, N*N], P's view
+        "ownership_mask": ownership_mask.astype(jnp.float32),  # [B]
     }
 
 
@@ -248,10 +304,14 @@ class ReplayBuffer:
             )
         if arrays["policy"].shape[1:] != (n * n + 1,):
             raise ValueError(f"rows.policy must be [R, {n * n + 1}], got {arrays['policy'].shape}")
+        targets = arrays["ownership"] is not None
+        if targets and arrays["ownership"].shape[1:] != (n * n,):
+            raise ValueError(f"rows.ownership must be [R, {n * n}], got {arrays['ownership'].shape}")
         keep = arrays["valid"]
-        data = {name: arrays[name][keep] for name in _STORED_FIELDS}
+        data = {name: arrays[name][keep] for name in _STORED_FIELDS if arrays[name] is not None}
         data["board_size"] = np.asarray(n, np.int32)
-        data["format_version"] = np.asarray(_FORMAT_VERSION, np.int32)
+        # Without ownership targets, exactly the format-1 file of before.
+        data["format_version"] = np.asarray(_FORMAT_VERSION if targets else 1, np.int32)
 
         final = self.path(generation)
         fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{generation:06d}.", suffix=".npz", dir=self.directory)
@@ -281,7 +341,10 @@ class ReplayBuffer:
             raise FileNotFoundError(f"no replay file for generation {generation}: {path}")
         try:
             with np.load(path, allow_pickle=False) as data:
-                arrays = {name: np.asarray(data[name]) for name in _STORED_FIELDS}
+                version = int(data["format_version"]) if "format_version" in data.files else 1
+                # Format 1 predates the ownership targets: they read as absent.
+                names = [f for f in _STORED_FIELDS if version >= 2 or f not in _OWNERSHIP_FIELDS]
+                arrays = {name: np.asarray(data[name]) for name in names} if version <= _FORMAT_VERSION else {}
                 size = int(data["board_size"])
         except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile, zipfile.LargeZipFile) as e:
             raise ValueError(
@@ -289,13 +352,22 @@ class ReplayBuffer:
                 f"({type(e).__name__}: {e}); move it aside to continue "
                 f"without that generation"
             ) from e
+        if not 1 <= version <= _FORMAT_VERSION:
+            raise ValueError(
+                f"replay file {path} has format {version}; this saijax reads formats 1..{_FORMAT_VERSION} "
+                "(written by a newer saijax?)"
+            )
         if size != self.board_size:
             raise ValueError(
                 f"replay file {path} holds {size}x{size} rows, but the buffer is for board size {self.board_size}"
             )
         count = len(arrays["z"])
         n = self.board_size
-        expected = {"planes": (count, n, n, features.PACKED_BYTES), "policy": (count, n * n + 1)}
+        expected = {
+            "planes": (count, n, n, features.PACKED_BYTES),
+            "policy": (count, n * n + 1),
+            "ownership": (count, n * n),
+        }
         for name, array in arrays.items():
             shape = expected.get(name, (count,))
             if array.shape != shape:
@@ -362,8 +434,10 @@ class ReplayBuffer:
         Returns:
             dict with 'planes' float32 [B, N, N, C] (C =
             `networks.input_planes(value_head)`), 'policy'
-            [B, N*N+1], 'signed_komi', 'z', 'margin' [B]: the batch
-            `losses.total_loss` reads.
+            [B, N*N+1], 'signed_komi', 'z', 'margin' [B], 'ownership'
+            float32 [B, N*N] (P's view, moved by the same symmetry) and
+            'ownership_mask' float32 [B] (1: the row has an ownership
+            target): the batch `losses.total_loss` reads.
         """
         if self._rows is None:
             raise ValueError("ReplayBuffer.sample called before load_window")

@@ -57,7 +57,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
-import scipy.stats
+
+from saijax.stats import clopper_pearson_interval, wilson_interval
 
 __all__ = [
     "COLUMNS",
@@ -67,7 +68,7 @@ __all__ = [
     "winner_and_margin",
     "append_results",
     "read_results",
-    "wilson_interval",
+    "wilson_interval",  # from saijax.stats, where the tests live
     "clopper_pearson_interval",
     "summarize",
     "format_report",
@@ -75,7 +76,6 @@ __all__ = [
     "game_line",
 ]
 
-_Z95 = 1.959963984540054
 _OUTCOMES = ("black", "white", "draw")
 _REQUIRED = ("black", "white", "winner")
 
@@ -363,46 +363,6 @@ def read_results(path: str | os.PathLike) -> list[GameResult]:
 
 # ---------------------------------------------------------------------------
 # Intervals and summaries.
-
-
-def wilson_interval(successes: float, n: int, z: float = _Z95) -> tuple[float, float]:
-    """Wilson score interval for a proportion (default 95%).
-
-    Args:
-      successes: successes; may be fractional (draws counted as half a win).
-      n: trials.
-      z: the normal quantile of the confidence level.
-
-    Returns:
-      (low, high), clipped to [0, 1]; (0, 1) with no trials.
-    """
-    if n <= 0:
-        return (0.0, 1.0)
-    p = successes / n
-    z2 = z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def clopper_pearson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Clopper–Pearson ("exact") interval from beta quantiles (scipy.stats.beta).
-
-    Args:
-      successes: successes; fractional values (half draws) are used as-is in
-        the beta parameters.
-      n: trials.
-      confidence: the confidence level.
-
-    Returns:
-      (low, high); (0, 1) with no trials.
-    """
-    if n <= 0:
-        return (0.0, 1.0)
-    a = 1.0 - confidence
-    lo = 0.0 if successes <= 0 else float(scipy.stats.beta.ppf(a / 2, successes, n - successes + 1))
-    hi = 1.0 if successes >= n else float(scipy.stats.beta.ppf(1 - a / 2, successes + 1, n - successes))
-    return (lo, hi)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -424,6 +424,7 @@ def run_search(
     config: SearchConfig,
     agent: Agent | AgentParams | None = None,
     return_tree: bool = False,
+    noise_scale=None,
 ):
     """Searches a batch of positions, each with its own komi and player to move.
 
@@ -447,6 +448,11 @@ def run_search(
       agent: the λ/μ agent: an :class:`Agent`, or :class:`AgentParams`
         (scalars or [B], traced); None is λ = μ = 0 (the plain win rate).
       return_tree: also return the mctx tree (for analysis tools).
+      noise_scale: None, or a factor (scalar or [B], traced) on each root's
+        noise: Gumbel's ``config.gumbel_scale`` and PUCT's
+        ``config.dirichlet_fraction``. 0 makes that root's search
+        deterministic; self-play uses it to keep noise to the opening
+        (``selfplay.noise_moves``) without a second compile.
 
     Returns:
       :class:`SearchOutput`, or ``(SearchOutput, mctx.Tree)``, batched [B].
@@ -457,7 +463,15 @@ def run_search(
     else:
         keys = key
     return _search_batch(
-        evaluator, params, keys, states, rules=rules, config=config, agent=agent, return_tree=return_tree
+        evaluator,
+        params,
+        keys,
+        states,
+        rules=rules,
+        config=config,
+        agent=agent,
+        return_tree=return_tree,
+        noise_scale=noise_scale,
     )
 
 
@@ -470,16 +484,16 @@ def _position_key(key, state: go.GoState):
     return jax.random.fold_in(key, state.to_play.astype(jnp.int32))
 
 
-def _gumbel_policy(search_params, keys, root, recurrent_fn, legal, config: SearchConfig):
+def _gumbel_policy(search_params, keys, root, recurrent_fn, legal, config: SearchConfig, noise):
     """mctx's Gumbel MuZero policy, with the root Gumbel noise drawn per game.
 
     Same algorithm as ``mctx.gumbel_muzero_policy`` (Sequential Halving at
     the root, the deterministic interior selection, completed-Q improved
-    policy); only the noise differs: ``gumbel_scale · Gumbel(keys[i])`` for
-    game i, so results are independent of the batch.
+    policy); only the noise differs: ``noise[i] · gumbel_scale · Gumbel(keys[i])``
+    for game i, so results are independent of the batch.
     """
     invalid = ~legal
-    gumbel = config.gumbel_scale * jax.vmap(lambda k: jax.random.gumbel(k, legal.shape[1:]))(keys)
+    gumbel = (noise * config.gumbel_scale)[:, None] * jax.vmap(lambda k: jax.random.gumbel(k, legal.shape[1:]))(keys)
     qtransform = mctx.qtransform_completed_by_mix_value
     tree = mcts.search(
         search_params,
@@ -510,7 +524,7 @@ def _gumbel_policy(search_params, keys, root, recurrent_fn, legal, config: Searc
     return action, weights, tree
 
 
-def _puct_policy(search_params, keys, root, recurrent_fn, legal, config: SearchConfig, rules: go.GoRules):
+def _puct_policy(search_params, keys, root, recurrent_fn, legal, config: SearchConfig, rules: go.GoRules, noise_scale):
     """PUCT (as ``mctx.muzero_policy``: ``mctx.muzero_action_selection`` at
     every node) with per-game Dirichlet noise, tie breaks and sampling."""
     k_noise, k_tie, k_act, k_search = (jax.vmap(lambda k, i=i: jax.random.fold_in(k, i))(keys) for i in range(4))
@@ -520,7 +534,8 @@ def _puct_policy(search_params, keys, root, recurrent_fn, legal, config: SearchC
         noise = jax.vmap(lambda k: jax.random.dirichlet(k, jnp.full(legal.shape[1:], alpha)))(k_noise)
         noise = jnp.where(legal, noise, 0.0)
         noise = noise / jnp.maximum(jnp.sum(noise, axis=-1, keepdims=True), 1e-12)
-        probs = (1.0 - config.dirichlet_fraction) * probs + config.dirichlet_fraction * noise
+        fraction = (noise_scale * config.dirichlet_fraction)[:, None]
+        probs = (1.0 - fraction) * probs + fraction * noise
     # A tiny per-game perturbation of the prior breaks exact ties (flat
     # priors); mctx's own 1e-7 tie noise is far smaller than this.
     tie = 1e-4 * jax.vmap(lambda k: jax.random.uniform(k, legal.shape[1:]))(k_tie)
@@ -563,9 +578,13 @@ def _search_batch(
     config: SearchConfig,
     agent: Agent | AgentParams | None = None,
     return_tree: bool = False,
+    noise_scale=None,
 ):
     """The batched search with per-game keys [B, 2] (see :func:`run_search`)."""
     batch = states.board.shape[0]
+    noise = jnp.ones((batch,), jnp.float32)
+    if noise_scale is not None:
+        noise = jnp.broadcast_to(jnp.asarray(noise_scale, jnp.float32), (batch,))
     if agent is None:
         agent = Agent()
     if isinstance(agent, Agent):
@@ -596,9 +615,9 @@ def _search_batch(
     recurrent_fn = _make_recurrent_fn(evaluator, rules, config)
     search_params = (params, root_info)
     if config.algorithm == "gumbel":
-        action, weights, tree = _gumbel_policy(search_params, key, root, recurrent_fn, legal, config)
+        action, weights, tree = _gumbel_policy(search_params, key, root, recurrent_fn, legal, config, noise)
     else:
-        action, weights, tree = _puct_policy(search_params, key, root, recurrent_fn, legal, config, rules)
+        action, weights, tree = _puct_policy(search_params, key, root, recurrent_fn, legal, config, rules, noise)
     result = _summarise(rules, config, tree, action, weights, legal, logits, alpha, beta, k_root, root_info)
     if return_tree:
         return result, tree

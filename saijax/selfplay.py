@@ -39,6 +39,11 @@ Design choices (where docs/design.md leaves room):
 * LZS pass rule (``lzs_pass_rule``): a pass chosen by the search is replaced
   by the best-valued visited move whenever some move's expected score beats
   the current Tromp–Taylor score.
+* Ownership targets (``make_chunk_fn(..., ownership=True)``, KataGo's
+  auxiliary target): every move records the Tromp–Taylor ownership of the
+  position it leads to; when a game ends by two passes or the move cap, each
+  of its rows gets that final ownership from its player to move's view. A
+  resigned game's rows get zeros with ``ownership_mask`` False.
 """
 
 from __future__ import annotations
@@ -86,6 +91,9 @@ class SelfPlayConfig:
     max_branches_per_game: int = 3
     random_moves: int = 0
     random_temperature: float = 1.0
+    noise_moves: int = -1
+    fast_simulations: int = 0
+    full_search_prob: float = 1.0
     blunder_threshold: float = 0.15
     resign_threshold: float = 0.05
     no_resign_fraction: float = 0.1
@@ -134,6 +142,12 @@ class StepRecord:
     would_resign: chex.Array  # [B] int8
     komi: chex.Array  # [B] float32, the game's komi
     length: chex.Array  # [B] int32, moves in the game when finished
+    # [B, N*N] int8, Tromp–Taylor owner of each point after the move, black's
+    # view (+1, -1, 0); valid when finished. None unless make_chunk_fn(ownership=True).
+    final_ownership: chex.Array | None = None
+    # [B] bool: the move's search was a full one (with playout caps, the
+    # cheap searches give no policy target: their policy row is all zeros).
+    full_search: chex.Array | None = None
 
 
 def round_half(x):
@@ -225,10 +239,15 @@ def make_chunk_fn(
     search_config: search.SearchConfig,
     config: SelfPlayConfig,
     agent: search.Agent | None = None,
+    *,
+    ownership: bool = False,
 ):
     """A jitted ``chunk(params, sp_state, key, alpha_empty, beta_empty)``.
 
     ``agent`` is the λ/μ agent every self-play search uses (default λ = μ = 0).
+    ``ownership`` records each move's resulting Tromp–Taylor ownership
+    (``StepRecord.final_ownership``), from which :class:`GameCollector`
+    builds the ownership targets of played-out games.
 
     Returns ``(sp_state, records)`` with records a :class:`StepRecord` of
     shape [T, B]. ``key`` is consumed; per-move keys are folded in from it.
@@ -240,17 +259,48 @@ def make_chunk_fn(
     vresign = jax.vmap(go.resign)
     vmargin = jax.vmap(lambda s: go.area_score(rules, s) - s.komi)
     voutcome = jax.vmap(lambda s: go.outcome(rules, s))
+    vownership = jax.vmap(lambda s: go.ownership(rules, s).astype(jnp.int8))
     resign_after = search.default_resign_after(rules)
     empty = go.init(rules, 0.0)
     period = config.games_per_branch + 1
+    fast_config = None
+    if config.fast_simulations > 0 and config.full_search_prob < 1.0:
+        fast = min(config.fast_simulations, search_config.num_simulations)
+        fast_config = dataclasses.replace(
+            search_config,
+            num_simulations=fast,
+            max_num_considered_actions=min(search_config.max_num_considered_actions, fast),
+        )
 
     def one_move(params, alpha_empty, beta_empty, sp: SelfPlayState, key):
         k_search, k_choose, k_branch, k_komi, k_resign = jax.random.split(key, 5)
         states = sp.games
         active = ~states.terminated
-        out = search.run_search(
-            evaluator, params, jax.random.split(k_search, b), states, rules=rules, config=search_config, agent=agent
-        )
+        # Root noise (Gumbel or Dirichlet) on the first noise_moves moves of a
+        # game only (counted from the empty board); after them each search is
+        # deterministic and self-play plays its best move.
+        noisy = (config.noise_moves < 0) | (states.move_count < config.noise_moves)
+        search_keys = jax.random.split(k_search, b)
+
+        def searched(cfg, noise):
+            return search.run_search(
+                evaluator, params, search_keys, states, rules=rules, config=cfg, agent=agent, noise_scale=noise
+            )
+
+        if fast_config is None:
+            full = jnp.bool_(True)
+            out = searched(search_config, noisy.astype(jnp.float32))
+        else:
+            # Playout cap randomisation (KataGo): the whole batch searches
+            # fully with probability full_search_prob, else cheaply and
+            # without noise; only full searches give policy targets.
+            full = jax.random.uniform(jax.random.fold_in(k_search, 1)) < config.full_search_prob
+            out = jax.lax.cond(
+                full,
+                lambda: searched(search_config, noisy.astype(jnp.float32)),
+                lambda: searched(fast_config, jnp.zeros((b,), jnp.float32)),
+            )
+            out = out.replace(policy=jnp.where(full, out.policy, 0.0))
         action, blunder = _choose_moves(rules, config, k_choose, states, out)
 
         # Resignation.
@@ -288,6 +338,8 @@ def make_chunk_fn(
             would_resign=would_resign,
             komi=states.komi,
             length=new_states.move_count,
+            final_ownership=vownership(new_states) if ownership else None,
+            full_search=jnp.broadcast_to(full, (b,)),
         )
 
         # Queue branches from this move's positions (before the move). A full
@@ -437,6 +489,15 @@ class GameCollector:
         moves = self._pending.pop(gid)
         winner = int(rec.winner[t, i])
         margin = float(rec.margin[t, i])
+        # Ownership targets: the final Tromp–Taylor owner of each point, for
+        # games played out (two passes or the move cap). A resigned game's
+        # final ownership is unknown: its rows get zeros and mask False.
+        final_own = None
+        if rec.final_ownership is not None:
+            final_own = np.asarray(rec.final_ownership[t, i], np.int8)
+            played_out = not bool(rec.resigned[t, i])
+            if not played_out:
+                final_own = np.zeros_like(final_own)
         blunders = [m["move_number"] for m in moves if m["blunder"]]
         last_blunder = max(blunders) if blunders else -1
         out = []
@@ -456,6 +517,9 @@ class GameCollector:
                     "move_number": m["move_number"],
                     "is_branch": m["is_branch"],
                     "generation": m["generation"],
+                    **(
+                        {} if final_own is None else {"ownership": final_own * np.int8(p), "ownership_mask": played_out}
+                    ),
                 }
             )
         game = FinishedGame(
@@ -499,6 +563,14 @@ class GameCollector:
             is_branch=col("is_branch", np.bool_),
             generation=col("generation", np.int32),
             valid=np.ones(len(rows), np.bool_),
+            **(
+                {
+                    "ownership": np.stack([r["ownership"] for r in rows]).astype(np.int8),
+                    "ownership_mask": col("ownership_mask", np.bool_),
+                }
+                if all("ownership" in r for r in rows)
+                else {}
+            ),
         )
 
     @property

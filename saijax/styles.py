@@ -58,6 +58,7 @@ __all__ = [
     "score_weights",
     "style_rules",
     "OnlineStyle",
+    "online_style",
     "last_moves",
     "MixedStyle",
     "mixed_select",
@@ -163,6 +164,28 @@ class OnlineStyle:
         if not self.method_b:
             return jnp.broadcast_to(omega, (states.board.shape[0], omega.shape[-1]))
         return omega * control.distance_weights(states, last_moves(states))
+
+
+def online_style(name: str) -> OnlineStyle | None:
+    """The online style a user names: ``centre`` (or ``center``), ``edge``, or ``off``/``none``.
+
+    Case and surrounding spaces are ignored. The GTP engine's ``--style``
+    flag and ``lz-setoption name style value <name>`` read styles with this.
+
+    Returns:
+      An :class:`OnlineStyle` (with Method B's distance weights), or None for
+      off (no root reweighting).
+
+    Raises:
+      ValueError: for any other name, listing the accepted ones.
+    """
+    word = str(name).strip().lower()
+    if word in ("off", "none"):
+        return None
+    word = {"center": "centre"}.get(word, word)
+    if word not in STYLES:
+        raise ValueError(f"unknown style {name!r}: use off, {', '.join(STYLES)}")
+    return OnlineStyle(word)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -59,6 +59,49 @@ def _parse_flags(argv):
         sys.exit(2)
 
 
+# What the full run of a shipped config reached, for the final printout:
+# numbers from shipped tables only. go5.py: experiments/results/go5_baselines/
+# curves.csv (arm SAI, seed 0: configs/go5.py on 2 CPU cores shared with other
+# jobs) and the zoo's `go5` net (saijax/zoo/index.json).
+_MEASURED = {
+    "go5.py": (
+        "the full configs/go5.py run, as measured (experiments/results/go5_baselines/curves.csv, SAI seed 0,\n"
+        "  2 shared CPU cores): α_∅ +8.35 at generation 11 (5 minutes), first above 20 at generation 20\n"
+        "  (8 minutes), +24.69 at generation 27 (11 minutes); first move C3 from generation 1. The zoo's go5\n"
+        "  net (generation 50): α_∅ +24.92, β_∅ 3.34. Perfect 5×5 play: komi 25, first move C3."
+    ),
+}
+
+
+def _final_report(summary: dict, config, config_file: str | None) -> str:
+    """The run's end in words: the empty board's α_∅ and β_∅ and what they
+    mean, the first move, and how far this run is from the config's full run
+    (and what that reached, where it was measured)."""
+    generations = config.generations
+    lines = [
+        f"the net's view of the empty board after generation {generations - 1}:",
+        f"  α_∅ = {summary['fair_komi']:+.2f}: its fair komi, the komi at which it thinks the empty board is even",
+        f"  β_∅ = {summary['beta_empty']:.3f}: how sure it is; Black's winrate at komi k is σ(β_∅·(α_∅ − k)),",
+        "    so with a small β_∅ it stays near 50% whatever the komi",
+        "  early in training both are small; as the net learns, α_∅ moves to the board's fair komi and β_∅ grows",
+        f"the net's preferred first move: {summary['first_move']}",
+    ]
+    if config_file:
+        name = os.path.basename(config_file)
+        try:
+            full = config_lib.load_config(config_file).generations
+        except Exception:  # the report must not fail a finished run
+            full = None
+        if full is not None and generations < full:
+            lines.append(
+                f"this run stopped after {generations} of {name}'s {full} generations; to go on from here, run it\n"
+                f"  again with the same --workdir and --config.generations={full} (or no --config.generations)"
+            )
+        if name in _MEASURED:
+            lines.append(_MEASURED[name])
+    return "\n".join(lines)
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
@@ -85,8 +128,7 @@ def main(argv):
     if not distributed.is_primary():
         return
     print()
-    print(f"fair komi estimate (α of the empty board): {summary['fair_komi']:+.2f} (β {summary['beta_empty']:.3f})")
-    print(f"the net's preferred first move: {summary['first_move']}")
+    print(_final_report(summary, config, config_flags.get_config_filename(flags.FLAGS["config"])))
     print(f"checkpoints: {summary['checkpoints']}")
     print(f"self-play SGFs: {summary['sgf_dir']}")
     print(f"metrics: {summary['metrics']} (TensorBoard: {os.path.join(summary['workdir'], 'tensorboard')})")

@@ -308,6 +308,9 @@ def make_train_step(
     value_head = net.value_head
     value_weight = float(training_config.value_weight)
     score_weight = float(training_config.score_weight)
+    # Auxiliary losses (0 when the fields are missing, e.g. older configs).
+    ownership_weight = float(training_config.get("ownership_weight", 0.0) or 0.0)
+    score_aux_weight = float(training_config.get("score_aux_weight", 0.0) or 0.0)
     l2_coef = float(training_config.l2)
     grad_clip = float(training_config.get("grad_clip", 0.0) or 0.0)
 
@@ -324,6 +327,8 @@ def make_train_step(
             l2_coef=l2_coef,
             score_weight=score_weight,
             board_size=board_size,
+            ownership_weight=ownership_weight,
+            score_aux_weight=score_aux_weight,
         )
         return loss, (metrics, new_stats)
 
@@ -443,8 +448,9 @@ def train_on_window(
 
 def network_spec(config, generation: int) -> networks.NetworkSpec:
     """The network the config asks for at `generation`: the schedule's
-    (blocks, filters), and `network.value_head` and `network.beta_scale`
-    (0 means the default 10/N²)."""
+    (blocks, filters), and `network.value_head`, `network.beta_scale`
+    (0 means the default 10/N²) and `network.ownership_head` (missing:
+    False)."""
     blocks, filters = config_lib.network_shape(config, generation)
     return networks.NetworkSpec(
         board_size=config.board_size,
@@ -452,6 +458,7 @@ def network_spec(config, generation: int) -> networks.NetworkSpec:
         filters=filters,
         value_head=config.network.value_head,
         beta_scale=config.network.beta_scale or None,
+        ownership_head=bool(config.network.get("ownership_head", False)),
     )
 
 

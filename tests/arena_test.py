@@ -14,7 +14,7 @@ import jax
 import numpy as np
 import pytest
 
-from saijax import arena, control, elo, go, networks, players, results, search, sgf, styles
+from saijax import arena, control, elo, go, match, networks, players, results, search, sgf, styles
 
 R5 = go.GoRules(5)
 VISITS = 8
@@ -42,7 +42,8 @@ def test_lockstep_match_with_different_agents(net, tmp_path):
     side_a = _player(net, "lam0", 0, lambda_=0.0, mu=0.0)
     side_b = _player(net, "lam0.5", 1, lambda_=0.5, mu=0.0)
     path = tmp_path / "results.jsonl"
-    settings = arena.MatchSettings(games=8, komi=7.5, seed=3, sgf_dir=tmp_path / "sgf", results_path=path)
+    settings = match.MatchSettings(games=8, komi=7.5, seed=3, sgf_dir=tmp_path / "sgf", results_path=path)
+    compiled = arena._advance_fn(R5)._cache_size()  # other tests' matches may have compiled other shapes
     games = arena.play_match(side_a, side_b, settings)
     rows = results.read_results(path)
     assert len(rows) == 8
@@ -61,7 +62,7 @@ def test_lockstep_match_with_different_agents(net, tmp_path):
         assert margin == pytest.approx(r.margin)
         assert record.result == sgf.game_result_string({"black": 1, "white": -1, "draw": 0}[r.winner], r.margin)
     # One compiled step for the whole match: both groups have 4 games.
-    assert arena._advance_fn(R5)._cache_size() == 1
+    assert arena._advance_fn(R5)._cache_size() - compiled <= 1
     try:
         fit = elo.fit_elo(rows)
     except ValueError as e:  # only the documented failure modes are acceptable
@@ -74,7 +75,7 @@ def test_lockstep_match_with_different_agents(net, tmp_path):
 def test_resignation_uses_the_score_estimate(net, tmp_path):
     side_a = _player(net, "a", 0)
     side_b = _player(net, "b", 1)
-    settings = arena.MatchSettings(
+    settings = match.MatchSettings(
         games=8, komi=7.5, seed=1, resign_threshold=0.999, score_visits=VISITS, sgf_dir=tmp_path / "sgf"
     )
     games = arena.play_match(side_a, side_b, settings)
@@ -107,6 +108,8 @@ def test_cli_net_vs_net(net, tmp_path, capsys):
             "--player=random",
             "--opponent=random",
             "--opponent_lambda_=0.5",
+            "--blocks=1",
+            "--filters=8",
             "--games=8",
             "--board_size=5",
             f"--visits={VISITS}",
@@ -122,6 +125,43 @@ def test_cli_net_vs_net(net, tmp_path, capsys):
     rows = results.read_results(path)
     assert len(rows) == 8 and {r.komi for r in rows} == {6.5}
     assert {r.black for r in rows} == {"random", "random[l=0.5,m=0]"}
+    # Deterministic players (gumbel_scale 0 by default): the games differ by
+    # their random openings (4 moves by default), the same within a colour pair.
+    assert len({(r.margin, r.moves) for r in rows}) > 1
+
+
+def test_cli_player_defaults_and_opponent_fallback(monkeypatch, capsys):
+    seen = {}
+
+    def fake_match(a, b, settings, **kwargs):
+        seen["match"] = (a, b, settings)
+        return [results.GameResult(black=a.name, white=b.name, winner="black", margin=1.0, moves=1, komi=7.5, game=0)]
+
+    monkeypatch.setattr(arena, "play_match", fake_match)
+    argv = ["--player=random", "--opponent=random", "--games=2", "--board_size=5", "--blocks=1", "--filters=8"]
+    assert arena.main([*argv, "--quiet"]) == 0
+    me, them, settings = seen["match"]
+    assert me.config == search.SearchConfig(num_simulations=128, gumbel_scale=0.0)
+    assert me.agent == search.Agent() and them.agent == search.Agent()
+    assert settings.opening_moves == 4 and them.name == "random-2"
+    flags = ["--visits=16", "--lambda_=0.5", "--gumbel_scale=1", "--opponent_mu=0.25", "--opening_moves=0"]
+    assert arena.main([*argv, *flags, "--quiet"]) == 0
+    me, them, settings = seen["match"]
+    assert me.config.num_simulations == them.config.num_simulations == 16
+    assert me.config.gumbel_scale == them.config.gumbel_scale == 1.0
+    assert me.agent == search.Agent(0.5, 0.0) and them.agent == search.Agent(0.5, 0.25)
+    assert (me.name, them.name) == ("random[l=0.5,m=0]", "random[l=0.5,m=0.25]")
+    assert settings.opening_moves == 0
+    capsys.readouterr()
+    for flags, words in [
+        (["--opponent_visits=0"], "--opponent_visits=0"),
+        (["--gumbel_scale=-1"], "--gumbel_scale=-1"),
+        (["--opponent_mu=0.5"], "--opponent_mu=0.5"),
+        (["--player=gnugo:5"], "an engine can only be the opponent"),
+        (["--opponent=gnugo:x"], "gnugo:x"),
+    ]:
+        assert arena.main([*argv, *flags]) == 2
+        assert words in capsys.readouterr().err
 
 
 def test_cli_sets_position_control_for_either_side(monkeypatch, capsys):
@@ -133,13 +173,15 @@ def test_cli_sets_position_control_for_either_side(monkeypatch, capsys):
 
     monkeypatch.setattr(arena, "play_match", fake_match)
     argv = ["--player=random", "--opponent=random", "--games=2", "--board_size=5", f"--visits={VISITS}", "--quiet"]
+    argv += ["--blocks=1", "--filters=8"]
     code = arena.main([*argv, "--control=C", "--control_option=gentleness=1", "--opponent_control=endgame"])
     assert code == 0
     me, them = seen["players"]
     assert me.control == control.ControlConfig(method="C", gentleness=1.0) and me.name == "random[C]"
-    assert me.config == search.SearchConfig(num_simulations=VISITS, algorithm="puct", c_puct=10.0)
+    assert me.config == search.SearchConfig(num_simulations=VISITS, algorithm="puct", c_puct=10.0, gumbel_scale=0.0)
     assert them.control == control.ControlConfig(method="endgame") and them.name == "random[endgame]"
-    assert them.config == search.SearchConfig(num_simulations=VISITS)  # the endgame keeps the search
+    # The endgame keeps the search; the opponent's control is its own, not the player's.
+    assert them.config == search.SearchConfig(num_simulations=VISITS, gumbel_scale=0.0)
     capsys.readouterr()
     for flags, word in [
         (["--control=C", "--control_option=gentleness=0"], "gentleness"),
@@ -155,43 +197,45 @@ def test_cli_sets_position_control_for_either_side(monkeypatch, capsys):
 def test_bad_settings_are_rejected(net):
     a, b = _player(net, "same", 0), _player(net, "same", 1)
     with pytest.raises(ValueError, match="distinct names"):
-        arena.play_match(a, b, arena.MatchSettings(games=2))
+        arena.play_match(a, b, match.MatchSettings(games=2))
     b = b.replace(name="other")
     with pytest.raises(ValueError, match="komi has 3 values"):
-        arena.MatchSettings(games=2, komi=[7.5, 6.5, 5.5])
+        match.MatchSettings(games=2, komi=[7.5, 6.5, 5.5])
     with pytest.raises(ValueError, match="handicap=2 is not available"):
-        arena.play_match(a, b, arena.MatchSettings(games=2, handicap=2))
+        arena.play_match(a, b, match.MatchSettings(games=2, handicap=2))
     with pytest.raises(ValueError, match="resign_threshold"):
-        arena.MatchSettings(games=2, resign_threshold=1.5)
-    with pytest.raises(ValueError, match="MatchSettings.komi"):
-        arena.MatchSettings(games=2, komi=7.3)
+        match.MatchSettings(games=2, resign_threshold=1.5)
+    for komi in (7.3, float("nan"), float("inf"), 20000.5, "7.5", True, (7.5, 6.3)):
+        with pytest.raises(ValueError, match="MatchSettings.komi must be"):
+            match.MatchSettings(games=2, komi=komi)
+    assert match.MatchSettings(games=2, komi=(-3, 6.5)).komis() == (-3.0, 6.5)
     with pytest.raises(ValueError, match="MatchSettings.handicap"):
-        arena.MatchSettings(games=2, handicap=(0, -1))
+        match.MatchSettings(games=2, handicap=(0, -1))
     with pytest.raises(ValueError, match="MatchSettings.games"):
-        arena.MatchSettings(games=0)
+        match.MatchSettings(games=0)
     with pytest.raises(ValueError, match="lambda"):
         _player(net, "bad", 0, lambda_=0.2, mu=0.5)
     other = players.random_player(7, blocks=1, filters=8)
     with pytest.raises(ValueError, match="7x7"):
-        arena.play_match(a, other, arena.MatchSettings(games=2))
+        arena.play_match(a, other, match.MatchSettings(games=2))
 
 
 def test_colour_relative_komi_and_per_game_handicap(net, tmp_path):
-    settings = arena.MatchSettings(games=4)
+    settings = match.MatchSettings(games=4)
     assert settings.side_a_black().tolist() == [True, False, True, False]
-    komi = arena.colour_relative_komi(7.5, 3.0, settings.side_a_black())
+    komi = match.colour_relative_komi(7.5, 3.0, settings.side_a_black())
     assert komi == (10.5, 4.5, 10.5, 4.5)
-    assert arena.MatchSettings(games=2, handicap=(0, 1)).komis() == (7.5, 0.5)
+    assert match.MatchSettings(games=2, handicap=(0, 1)).komis() == (7.5, 0.5)
     # Groups: (A Black, B Black) x (Black first, White first), sorted by handicap.
-    mixed = arena.MatchSettings(games=6, handicap=(2, 0, 3, 2, 0, 1))
+    mixed = match.MatchSettings(games=6, handicap=(2, 0, 3, 2, 0, 1))
     groups = [g.tolist() for g in arena._groups(mixed)]
     assert groups == [[4], [0, 2], [1, 5], [3]]
     # Per-game komi and handicap in one lockstep match, each side with its own agent.
     strong = _player(net, "strong", 0, lambda_=0.5)
     weak = _player(net, "weak", 1)
-    settings = arena.MatchSettings(
+    settings = match.MatchSettings(
         games=8,
-        komi=arena.colour_relative_komi(0.5, 2.0, [True, False] * 4),
+        komi=match.colour_relative_komi(0.5, 2.0, [True, False] * 4),
         handicap=(0, 0, 1, 1, 0, 0, 1, 1),
         sgf_dir=tmp_path,
     )
@@ -212,7 +256,7 @@ def test_random_openings_differ_by_pair_and_repeat_within_it(net, tmp_path):
     deterministic = dataclasses.replace(CONFIG, gumbel_scale=0.0)
     a = _player(net, "a", 0).replace(config=deterministic)
     b = _player(net, "b", 1).replace(config=deterministic)
-    settings = arena.MatchSettings(games=8, komi=7.5, opening_moves=3, max_moves=10, sgf_dir=tmp_path)
+    settings = match.MatchSettings(games=8, komi=7.5, opening_moves=3, max_moves=10, sgf_dir=tmp_path)
     games = arena.play_match(a, b, settings)
     openings = [tuple(sgf.read_sgf(r.sgf).moves[:3]) for r in games]
     # Each colour pair plays one opening with both colours; the pairs differ.
@@ -227,16 +271,16 @@ def test_random_openings_differ_by_pair_and_repeat_within_it(net, tmp_path):
 
 
 def test_mixed_style_plays_the_biased_move_only_where_acceptable(net):
-    """arena.choose_moves with Player.mixed: every move is the biased search's
+    """match.choose_moves with Player.mixed: every move is the biased search's
     pick among acceptable moves, or the player's own most visited move."""
     normal = _player(net, "normal", 0)
     biased = _player(net, "biased", 1)
     mixed = normal.replace(name="mixed", mixed=styles.MixedStyle(biased, w_diff=0.05, p_th=0.1))
     assert "mixed style with biased" in mixed.describe()
-    states = arena._initial_states(R5, arena.MatchSettings(games=4, komi=7.5), np.arange(4))
-    keys = arena.game_keys(jax.random.PRNGKey(0), jax.numpy.arange(4), 0)
-    out, action = arena.choose_moves(mixed, R5, states, keys, -np.ones((4, 1), np.int32), 0)
-    biased_out, _ = arena.choose_moves(biased, R5, states, keys, -np.ones((4, 1), np.int32), 0)
+    states = arena._initial_states(R5, match.MatchSettings(games=4, komi=7.5), np.arange(4))
+    keys = match.game_keys(jax.random.PRNGKey(0), jax.numpy.arange(4), 0)
+    out, action = match.choose_moves(mixed, R5, states, keys, -np.ones((4, 1), np.int32), 0)
+    biased_out, _ = match.choose_moves(biased, R5, states, keys, -np.ones((4, 1), np.int32), 0)
     want = styles.mixed_select(out, biased_out, w_diff=0.05, p_th=0.1)
     assert np.asarray(action).tolist() == np.asarray(want).tolist()
     with pytest.raises(ValueError, match="position control and the mixed style"):
@@ -250,8 +294,8 @@ def test_play_out_records_where_the_resign_rule_fires(net, tmp_path):
     side_a = _player(net, "a", 0)
     side_b = _player(net, "b", 1)
     base = dict(games=8, komi=7.5, seed=1, resign_threshold=0.999, score_visits=VISITS)
-    resigned = arena.play_match(side_a, side_b, arena.MatchSettings(**base, sgf_dir=tmp_path / "resigned"))
-    played = arena.play_match(side_a, side_b, arena.MatchSettings(**base, play_out=True, sgf_dir=tmp_path / "sgf"))
+    resigned = arena.play_match(side_a, side_b, match.MatchSettings(**base, sgf_dir=tmp_path / "resigned"))
+    played = arena.play_match(side_a, side_b, match.MatchSettings(**base, play_out=True, sgf_dir=tmp_path / "sgf"))
     for r, p in zip(resigned, played, strict=True):
         assert r.resigned and r.resign_ply == r.moves and r.resign_estimate == r.score_estimate
         assert not p.resigned and p.end in ("passes", "cap") and p.moves > r.moves
@@ -262,4 +306,4 @@ def test_play_out_records_where_the_resign_rule_fires(net, tmp_path):
         assert margin == pytest.approx(p.margin)
         assert record.moves[: r.moves] == sgf.read_sgf(r.sgf).moves
     with pytest.raises(ValueError, match="play_out"):
-        arena.MatchSettings(games=2, play_out=True)
+        match.MatchSettings(games=2, play_out=True)

@@ -1,15 +1,9 @@
 """experiments/baselines.py: the pairing graph, equal compute, calibration errors, flags."""
 
-import pathlib
-import sys
-
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from experiments import baselines  # noqa: E402
-from saijax import sgf  # noqa: E402
+from experiments import baselines
+from saijax import sgf
 
 
 def _nets():

@@ -13,9 +13,9 @@ import textwrap
 import time
 
 import jax
-import ml_collections
 import numpy as np
 import pytest
+from conftest import as_format_1, training_config
 
 from saijax import checkpoints, networks, training
 
@@ -32,29 +32,10 @@ def _collect_orbax_leftovers():
     gc.collect()  # so the report above lands in this module, not the next
 
 
-def _training_config():
-    return ml_collections.ConfigDict(
-        dict(
-            steps_per_generation=10,
-            batch_size=8,
-            optimizer="sgd",
-            learning_rate=0.01,
-            lr_schedule="constant",
-            lr_boundaries=[],
-            lr_values=[],
-            momentum=0.9,
-            nesterov=True,
-            l2=1e-4,
-            value_weight=2.8,
-            score_weight=20.0,
-        )
-    )
-
-
 @pytest.fixture(scope="module")
 def setup():
     net = networks.make_network(N, blocks=1, filters=8)
-    optimizer = training.make_optimizer(_training_config())
+    optimizer = training.make_optimizer(training_config(batch_size=8, optimizer="sgd", learning_rate=0.01))
     state = training.create_train_state(net, optimizer, jax.random.key(0), step=123)
     # Make every leaf distinctive, so a mix-up would show.
     state = jax.tree_util.tree_map(lambda x: x + np.asarray(0.5, x.dtype) if x.dtype.kind == "f" else x, state)
@@ -291,13 +272,7 @@ def test_old_format_without_beta_scale_still_loads(tmp_path, setup):
     _, optimizer, state = setup
     with checkpoints.Checkpointer(tmp_path) as ckpt:
         _save(ckpt, 0, state)
-    path = _metadata_file(tmp_path, 0)
-    with open(path) as f:
-        meta = json.load(f)
-    del meta["beta_scale"]
-    meta["format_version"] = 1
-    with open(path, "w") as f:
-        json.dump(meta, f)
+    as_format_1(tmp_path, 0)
 
     with checkpoints.Checkpointer(tmp_path) as ckpt:
         assert ckpt.read_metadata(0)["beta_scale"] is None

@@ -144,10 +144,16 @@ def test_lambda_below_mu_names_both():
         ("training.steps_per_generation", -5, ["training.steps_per_generation", "-5"]),
         ("network.filters", 0, ["network.filters", "0"]),
         ("selfplay.komi", 7.25, ["selfplay.komi", "7.25"]),
+        ("selfplay.komi", float("nan"), ["selfplay.komi", "multiple of 0.5", "nan"]),
+        ("selfplay.komi", 20000.5, ["selfplay.komi", "20000.5"]),
         ("search.value_mode", "winrate", ["search.value_mode", "'winrate'"]),
         ("training.lr_schedule", "step", ["training.lr_schedule", "'step'"]),
         ("gating.threshold", 1.5, ["gating.threshold", "1.5"]),
         ("precision", "float16", ["precision", "'float16'"]),
+        ("selfplay.noise_moves", -2, ["selfplay.noise_moves", "-2"]),
+        ("selfplay.fast_simulations", -1, ["selfplay.fast_simulations", "-1"]),
+        ("selfplay.full_search_prob", 0.0, ["selfplay.full_search_prob", "0.0"]),
+        ("selfplay.full_search_prob", 1.25, ["selfplay.full_search_prob", "1.25"]),
     ],
 )
 def test_bad_field_is_named(path, value, expected):

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import arena, control, go, players, search
+from saijax import arena, control, go, match, players, search
 
 NAN = math.nan
 
@@ -373,7 +373,7 @@ def test_arena_plays_controlled_moves_from_the_candidate_sets(match_players, met
         return select
 
     monkeypatch.setattr(control, "select_fn", recording)
-    settings = arena.MatchSettings(games=4, komi=7.5, seed=5, max_moves=12)
+    settings = match.MatchSettings(games=4, komi=7.5, seed=5, max_moves=12)
     games = arena.play_match(controlled, plain, settings)
     assert len(games) == 4 and all(1 <= g.moves <= 12 for g in games)
     # The controlled side moves on every other ply of both colour groups, until its games end.

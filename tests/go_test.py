@@ -264,6 +264,43 @@ def test_handicap_white_to_move():
         go.init(go.GoRules(7), 0.5, handicap=5)
 
 
+def test_spread_points_are_distinct_spread_and_deterministic():
+    for size in (2, 3, 5, 6, 9):
+        rules = go.GoRules(size)
+        for count in (0, 2, 3, size * size - 1, size * size):
+            points = go.spread_points(rules, count)
+            assert len(set(points)) == count and all(0 <= p < size * size for p in points)
+            assert go.spread_points(rules, count) == points
+    # 5×5 (no fixed handicap): the centre first, then as far as possible from the stones placed.
+    assert [go.to_gtp(R5, p) for p in go.spread_points(R5, 5)] == ["C3", "A5", "C5", "E5", "A3"]
+    # 9×9: the third line first, then the stones stay at least 6 lines apart.
+    rows_cols = [divmod(p, 9) for p in go.spread_points(R9, 4)]
+    assert go.to_gtp(R9, go.spread_points(R9, 1)[0]) == "C7"
+    assert min(max(abs(a - c), abs(b - d)) for i, (a, b) in enumerate(rows_cols) for c, d in rows_cols[:i]) == 6
+    for bad in (-1, 26, 2.0, True):
+        with pytest.raises(ValueError, match="count"):
+            go.spread_points(R5, bad)
+
+
+def test_check_komi_is_the_one_komi_rule():
+    for komi in (0, 7.5, -3, 0.5, -0.5, 10_000, np.float32(6.5), np.int64(7)):
+        assert go.check_komi(komi) == float(komi) and isinstance(go.check_komi(komi), float)
+    for bad, text in [
+        (6.3, "6.3"),
+        (7.25, "7.25"),
+        (float("nan"), "nan"),
+        (float("inf"), "inf"),
+        (10_000.5, "10000.5"),
+        (-20_000, "-20000"),
+    ]:
+        with pytest.raises(ValueError, match="selfplay.komi must be a multiple of 0.5") as info:
+            go.check_komi(bad, "selfplay.komi")
+        assert text in str(info.value)
+    for bad in ("7.5", None, True, [7.5]):
+        with pytest.raises(ValueError, match="komi must be a number"):
+            go.check_komi(bad)
+
+
 def test_two_passes_end_the_game_and_move_cap():
     s = go.init(R5, 0.5)
     s = go.play(R5, s, "pass")

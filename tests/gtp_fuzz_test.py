@@ -209,7 +209,7 @@ def engine():
 
 
 def _snapshot(engine):
-    return engine.state, engine.komi, engine.agent, engine.visits, engine.resign_threshold
+    return engine.state, engine.komi, engine.agent, engine.visits, engine.gumbel_scale, engine.resign_threshold
 
 
 def test_fuzz_in_process(engine, tmp_path, monkeypatch):

@@ -4,7 +4,7 @@ import jax
 import numpy as np
 import pytest
 
-from saijax import arena, control, go, gtp_match, networks, players, results, search, sgf
+from saijax import control, go, gtp_match, match, networks, players, results, search, sgf
 
 R5 = go.GoRules(5)
 VISITS = 8
@@ -34,7 +34,7 @@ def test_gnugo_argv_forbids_resignation(gnugo_path):
 
 def test_game_against_gnugo_agrees_with_its_count(player, gnugo_path, tmp_path):
     del gnugo_path  # skip/fail logic only
-    settings = arena.MatchSettings(
+    settings = match.MatchSettings(
         games=2,
         komi=7.5,
         seed=0,
@@ -68,7 +68,7 @@ def test_game_against_gnugo_agrees_with_its_count(player, gnugo_path, tmp_path):
 
 def test_per_game_komi_reaches_the_engine(player, gnugo_path, tmp_path):
     del gnugo_path
-    settings = arena.MatchSettings(games=2, komi=(3.5, -2.5), max_moves=6, sgf_dir=tmp_path)
+    settings = match.MatchSettings(games=2, komi=(3.5, -2.5), max_moves=6, sgf_dir=tmp_path)
     games = gtp_match.play_gtp_match(player, gtp_match.gnugo_arena_argv(level=1), settings)
     assert [r.komi for r in games] == [3.5, -2.5]
     for r in games:
@@ -96,7 +96,7 @@ def test_position_control_picks_the_move_against_gnugo(player, gnugo_path, monke
         return select
 
     monkeypatch.setattr(control, "select_fn", recording)
-    settings = arena.MatchSettings(games=2, komi=7.5, max_moves=8, sgf_dir=tmp_path)
+    settings = match.MatchSettings(games=2, komi=7.5, max_moves=8, sgf_dir=tmp_path)
     games = gtp_match.play_gtp_match(controlled, gtp_match.gnugo_arena_argv(level=1), settings)
     played = []
     for g in games:

@@ -26,6 +26,7 @@ import pytest
 
 import saijax
 from saijax import checkpoints, control, go, gtp, networks, players, search, styles, training
+from saijax.gtp import server
 
 N = 5
 VISITS = 4
@@ -226,8 +227,9 @@ TRANSCRIPT = [
     ("boardsize five", "? syntax error\n\n"),
     ("boardsize 5", OK),
     ("clear_board", OK),
-    ("komi abc", "? syntax error\n\n"),
-    ("komi nan", "? syntax error\n\n"),
+    ("komi abc", "? komi must be a number, got 'abc'\n\n"),
+    ("komi nan", "? komi must be a number, got 'nan'\n\n"),
+    ("komi 6.3", "? komi must be a multiple of 0.5 from -10000 to 10000, got 6.3\n\n"),
     ("komi 0.5", OK),
     # 9×9's handicap cannot even be reached (boardsize 9 failed above), and
     # 5×5 has no fixed handicap points.
@@ -572,11 +574,77 @@ def test_printsgf_and_loadsgf_round_trip(engine, tmp_path):
     engine.handle("komi 0.5")
 
 
-def test_spread_handicap_points_are_distinct_and_on_board():
-    for size in (2, 3, 5, 6):
-        for count in (2, 3, size * size - 1):
-            points = gtp._spread_points(size, count)
-            assert len(set(points)) == count and all(0 <= p < size * size for p in points)
+def test_bad_komi_is_an_error_naming_it_and_keeps_the_komi(engine):
+    engine.handle("clear_board")
+    assert engine.handle("komi 2.5") == OK
+    for text in ("6.3", "nan", "abc", "inf", "-0.25", "20000"):
+        response = engine.handle(f"komi {text}")
+        assert response.startswith("? komi must be") and text in response, (text, response)
+        assert engine.komi == 2.5 and float(engine.state.komi) == 2.5
+    assert engine.handle("komi -3") == OK and engine.komi == -3.0
+    engine.handle("komi 0.5")
+
+
+def test_loadsgf_rejects_a_komi_the_rules_do_not_allow(engine, tmp_path):
+    path = tmp_path / "odd.sgf"
+    path.write_text("(;GM[1]FF[4]SZ[5]KM[6.3];B[cc])")
+    response = engine.handle(f"loadsgf {path}")
+    assert response.startswith("? cannot load file: komi must be") and "6.3" in response, response
+
+
+@pytest.mark.parametrize(
+    "flags,word",
+    [
+        (["--komi=6.3"], "--komi must be a multiple of 0.5"),
+        (["--komi=nan"], "--komi"),
+        (["--gumbel_scale=-1"], "--gumbel_scale"),
+        (["--gumbel_scale=inf"], "--gumbel_scale"),
+    ],
+)
+def test_main_rejects_bad_komi_and_gumbel_scale(flags, word, capsys):
+    assert gtp.main(["--board_size=5", "--blocks=1", "--filters=8", *flags]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("saijax.gtp: error:") and word in err, err
+
+
+def test_genmove_is_deterministic_by_default(engine, player):
+    """gumbel_scale 0: the search's best move, whatever the seed."""
+    other = gtp.GtpEngine(player, visits=VISITS, komi=0.5, seed=1)
+    assert engine.gumbel_scale == other.gumbel_scale == 0.0
+    assert engine.search_config().gumbel_scale == 0.0
+    # Analysis rounds still draw noise, so that pooled rounds differ.
+    assert engine.search_config(analysis=True).gumbel_scale == 1.0
+    moves = []
+    for e in (engine, other, engine):
+        e.handle("clear_board")
+        e.handle("play b C3")
+        moves.append(e.handle("genmove w"))
+    assert re.fullmatch(r"= ([A-E][1-5]|pass)\n\n", moves[0]) and moves[0] == moves[1] == moves[2], moves
+
+
+def test_gumbel_scale_option(engine):
+    engine.handle("clear_board")
+    base = engine.search_config()
+    assert engine.handle("lz-setoption name gumbel_scale value 0.5") == OK
+    assert engine.gumbel_scale == 0.5 and engine.search_config() == dataclasses.replace(base, gumbel_scale=0.5)
+    assert engine.search_config(analysis=True).gumbel_scale == 0.5
+    assert re.fullmatch(r"= ([A-E][1-5]|pass)\n\n", engine.handle("genmove b"))
+    compiled = set(engine._search_fns)
+    assert dataclasses.replace(base, gumbel_scale=0.5) in compiled
+    for text in ("-1", "nan", "inf", "x", "-0.1"):
+        response = engine.handle(f"lz-setoption name gumbel_scale value {text}")
+        assert response.startswith("? gumbel_scale must be") and text in response, (text, response)
+        assert engine.gumbel_scale == 0.5
+    # Back to 0 reuses the compiled deterministic search, and so does 0.5 again.
+    assert engine.handle("lz-setoption name gumbel_scale value 0") == OK
+    assert engine.search_config() == base
+    engine.handle("genmove w")
+    assert engine.handle("lz-setoption name gumbel_scale value 0.5") == OK
+    engine.handle("genmove b")
+    assert set(engine._search_fns) == compiled | {base}
+    assert engine.handle("lz-setoption name gumbel_scale value 0") == OK
+    with pytest.raises(ValueError, match="gumbel_scale"):
+        gtp.GtpEngine(engine.player, gumbel_scale=-1.0)
 
 
 # ---------------------------------------------------------------------------
@@ -725,7 +793,7 @@ _KNOWN = _fake_output(
 @pytest.fixture
 def controlled(engine, monkeypatch):
     """The shared engine with a fake search that returns ``_KNOWN``; control reset after."""
-    monkeypatch.setattr(engine, "search", lambda state, visits=None: _KNOWN)
+    monkeypatch.setattr(engine, "search", lambda state, visits=None, analysis=False: _KNOWN)
     assert engine.handle("clear_board") == OK
     yield engine
     assert engine.handle("lz-setoption name control value off") == OK
@@ -846,10 +914,13 @@ def test_main_rejects_bad_control_flags(flags, word, capsys):
 
 def test_control_flags_set_the_engine(monkeypatch):
     seen = {}
-    monkeypatch.setattr(gtp, "serve", lambda engine, stdin, stdout: seen.setdefault("engine", engine))
+    monkeypatch.setattr(server, "serve", lambda engine, stdin, stdout: seen.__setitem__("engine", engine))
     argv = ["--board_size=5", "--blocks=1", "--filters=8", "--control=endgame"]
     assert gtp.main([*argv, "--control_option", "gamma=2", "--control_option=lead_band=-6,-2"]) == 0
     assert seen["engine"].control == control.ControlConfig(method="endgame", gamma=2.0, lead_band=(-6, -2))
+    assert seen["engine"].gumbel_scale == 0.0 and seen["engine"].komi == 7.5
+    assert gtp.main([*argv, "--gumbel_scale=0.25", "--komi=-2"]) == 0
+    assert seen["engine"].gumbel_scale == 0.25 and seen["engine"].komi == -2.0
 
 
 # ---------------------------------------------------------------------------

@@ -44,6 +44,18 @@ def test_policy_loss_hand_computed():
     np.testing.assert_allclose(losses.policy_loss(logits, target), (row0 + row1) / 2, rtol=1e-6)
 
 
+def test_rows_without_a_policy_target_are_left_out():
+    """Playout caps: a cheap search's row has an all-zero policy; the loss and the
+    accuracy are those of the other rows, and the zero rows get no gradient."""
+    logits = jnp.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [5.0, -1.0, 0.0]])
+    target = jnp.array([[0.0, 0.5, 0.5], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    kept = jnp.array([0, 2])
+    loss, grad = jax.value_and_grad(losses.policy_loss)(logits, target)
+    np.testing.assert_allclose(loss, losses.policy_loss(logits[kept], target[kept]), rtol=1e-6)
+    np.testing.assert_array_equal(grad[1], 0.0)
+    assert float(losses.policy_loss(logits, jnp.zeros_like(target))) == 0.0
+
+
 def test_policy_loss_ignores_illegal_logits():
     logits = jnp.array([[-jnp.inf, 0.0, 1.0, -1e30], [2.0, -jnp.inf, 0.0, 0.0]])
     target = jnp.array([[0.0, 0.25, 0.75, 0.0], [1.0, 0.0, 0.0, 0.0]])

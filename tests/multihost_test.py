@@ -17,18 +17,16 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import REPO, fake_device_env, train_command
 
 from saijax import checkpoints, distributed
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TINY = os.path.join(REPO, "configs", "tiny.py")
 # Seconds without a heartbeat after which a process counts as dead. Generous,
 # so that a slow compile on a busy 2-core machine is not taken for a death.
 HEARTBEAT = 60
@@ -45,7 +43,7 @@ def _free_port() -> int:
 
 
 def _env(cache_dir=None):
-    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    env = fake_device_env(2)
     for name in (distributed.COORDINATOR_ENV, distributed.NUM_PROCESSES_ENV, distributed.PROCESS_ID_ENV):
         env.pop(name, None)
     if cache_dir is not None:
@@ -55,19 +53,14 @@ def _env(cache_dir=None):
 
 
 def _command(workdir, port, process_id, *overrides):
-    return [
-        sys.executable,
-        "-m",
-        "saijax.train",
-        f"--config={TINY}",
-        f"--workdir={workdir}",
-        "--noprogress",
+    return train_command(
+        workdir,
         f"--coordinator_address=localhost:{port}",
         "--num_processes=2",
         f"--process_id={process_id}",
         f"--heartbeat_timeout={HEARTBEAT}",
         *overrides,
-    ]
+    )
 
 
 def _start_pair(workdir, logs, *overrides):
@@ -151,7 +144,8 @@ def test_only_process_0_logs_and_writes_metrics(two_process_run):
     for gen in (0, 1):
         assert re.search(rf"^gen +{gen} \|", first[0], re.M), first[0][-3000:]
         assert not re.search(rf"^gen +{gen} \|", first[1], re.M), first[1][-3000:]
-    assert "fair komi estimate" in first[0] and "fair komi estimate" not in first[1]
+    report = "the net's view of the empty board"  # train.py's final printout
+    assert report in first[0] and report not in first[1]
     # One metrics line per generation: written once, by process 0.
     assert [m["generation"] for m in two_process_run["metrics_before"]] == [0, 1]
 
@@ -242,7 +236,7 @@ def test_killing_one_process_stops_the_other(two_process_run):
 
 def _run_cli(*flags):
     return subprocess.run(
-        [sys.executable, "-m", "saijax.train", f"--config={TINY}", "--workdir=/nonexistent/never", *flags],
+        train_command("/nonexistent/never", *flags),
         cwd=REPO,
         env=_env(),
         capture_output=True,

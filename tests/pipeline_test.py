@@ -8,6 +8,7 @@ first two generations serves the tests that need a finished run.
 """
 
 import copy
+import csv
 import dataclasses
 import glob
 import hashlib
@@ -16,18 +17,16 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import jax
 import numpy as np
 import pytest
+from conftest import REPO, TINY, as_format_1, train_command
 
 from saijax import checkpoints, features, go, gtp, networks, pipeline, players, replay, search, sgf, training
 from saijax import config as config_lib
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TINY = os.path.join(REPO, "configs", "tiny.py")
 METRIC_KEYS = {
     "generation",
     "games",
@@ -233,18 +232,6 @@ def test_kill_between_checkpoint_and_metrics_keeps_every_metrics_line(first_run,
     assert [m["generation"] for m in _metrics(work)] == [0, 1]
 
 
-def _train_command(workdir, *overrides):
-    return [
-        sys.executable,
-        "-m",
-        "saijax.train",
-        f"--config={TINY}",
-        f"--workdir={workdir}",
-        "--noprogress",
-        *overrides,
-    ]
-
-
 def _run(command, **kwargs):
     return subprocess.run(
         command,
@@ -264,7 +251,7 @@ def _last_line(text):
 @pytest.mark.slow
 def test_killed_run_resumes_and_finishes(tmp_path):
     workdir = tmp_path / "run"
-    command = _train_command(workdir, "--config.generations=4")
+    command = train_command(workdir, "--config.generations=4")
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     with open(tmp_path / "first.log", "w") as out:
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -304,7 +291,7 @@ def test_killed_run_resumes_and_finishes(tmp_path):
 
 def test_lambda_below_mu_is_rejected_before_anything_is_written(tmp_path):
     workdir = tmp_path / "run"
-    result = _run(_train_command(workdir, "--config.search.lambda_=0.1", "--config.search.mu=0.5"))
+    result = _run(train_command(workdir, "--config.search.lambda_=0.1", "--config.search.mu=0.5"))
     assert result.returncode != 0
     message = _last_line(result.stderr)
     assert "search.lambda_" in message and "search.mu" in message, result.stderr[-2000:]
@@ -315,7 +302,7 @@ def test_lambda_below_mu_is_rejected_before_anything_is_written(tmp_path):
 @pytest.fixture(scope="module")
 def unknown_field(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("unknown") / "run"
-    return workdir, _run(_train_command(workdir, "--config.search.lamda=0.5"))
+    return workdir, _run(train_command(workdir, "--config.search.lamda=0.5"))
 
 
 def test_unknown_config_field_fails(unknown_field):
@@ -361,7 +348,7 @@ def test_corrupt_checkpoint_from_the_command_line(first_run, tmp_path):
     shutil.copytree(first_run["snapshot"], work)
     step_dir = os.path.join(work, "checkpoints", "1")
     _corrupt(step_dir, "arrays")
-    result = _run(_train_command(work))
+    result = _run(train_command(work))
     assert result.returncode != 0
     message = _last_line(result.stderr)
     assert step_dir in message and "corrupt" in message, result.stderr[-2000:]
@@ -431,13 +418,7 @@ def test_resume_of_a_format_1_checkpoint_takes_the_config_beta_scale(beta_run, t
     """Format 1 did not record beta_scale; the run's config says what it was."""
     work = str(tmp_path / "run")
     shutil.copytree(beta_run["workdir"], work)
-    path = os.path.join(work, "checkpoints", "0", "meta", "metadata")
-    with open(path) as f:
-        meta = json.load(f)
-    del meta["beta_scale"]
-    meta["format_version"] = 1
-    with open(path, "w") as f:
-        json.dump(meta, f)
+    as_format_1(work, 0)
     config = beta_run["config"]
     log = []
     summary = pipeline.train_and_evaluate(config, work, progress=False, log=log.append)
@@ -584,3 +565,37 @@ def test_init_checkpoint_of_another_shape_is_refused(first_run, tmp_path):
     config = _tiny_config(generations=1, init_checkpoint=str(tmp_path / "missing"))
     with pytest.raises(ValueError, match="init_checkpoint="):
         pipeline.train_and_evaluate(config, str(tmp_path / "bad2"), progress=False, log=lambda *_: None)
+
+
+def test_final_report_explains_the_empty_board_and_quotes_the_shipped_go5_run():
+    """train.py's last printout: what α_∅ and β_∅ mean, how far the run is
+    from its config's full run, and, for go5.py, numbers that are those of
+    the shipped table experiments/results/go5_baselines/curves.csv."""
+    from saijax import train
+
+    go5 = os.path.join(REPO, "configs", "go5.py")
+    config = _tiny_config(generations=12)
+    summary = {"fair_komi": 8.56, "beta_empty": 0.069, "first_move": "C3"}
+    report = train._final_report(summary, config, go5)
+    assert "after generation 11" in report and "α_∅ = +8.56" in report and "β_∅ = 0.069" in report
+    assert "12 of go5.py's 100 generations" in report and "--config.generations=100" in report
+    finished = train._final_report(summary, _tiny_config(generations=100), go5)
+    assert "of go5.py's" not in finished and "the full configs/go5.py run" in finished
+    assert "go5.py" not in train._final_report(summary, config, TINY).split("\n", 1)[1]
+
+    with open(os.path.join(REPO, "experiments", "results", "go5_baselines", "curves.csv")) as f:
+        rows = [row for row in csv.DictReader(f) if row["arm"] == "SAI" and row["seed"] == "0"]
+    gen = {int(row["generation"]): row for row in rows}
+    alpha = lambda g: float(gen[g]["alpha_empty"])  # noqa: E731
+    minutes = lambda g: round(float(gen[g]["minutes"]))  # noqa: E731
+    first_20 = min(g for g in gen if alpha(g) > 20)
+    assert f"α_∅ {alpha(11):+.2f} at generation 11 ({minutes(11)} minutes)" in report
+    assert f"first above 20 at generation {first_20}\n  ({minutes(first_20)} minutes)" in report
+    assert f"{alpha(27):+.2f} at generation 27 ({minutes(27)} minutes)" in report
+    assert {gen[g]["first_move"] for g in gen if g >= 1} == {"C3"} and "first move C3 from generation 1" in report
+    with open(os.path.join(REPO, "saijax", "zoo", "index.json")) as f:
+        (zoo_go5,) = [e for e in json.load(f)["entries"] if e["name"] == "go5"]
+    assert (
+        f"(generation {zoo_go5['generation']}): α_∅ {zoo_go5['alpha_empty']:+.2f}, β_∅ {zoo_go5['beta_empty']:.2f}"
+        in report
+    )

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from saijax import results
+from saijax import results, stats
 
 
 def _game(i=0, **changes):
@@ -314,3 +314,85 @@ def test_game_line_and_format_games():
     assert table[0].split() == ["game", "black", "white", "winner", "margin", "end", "moves", "engine"]
     assert table[1].split() == ["3", "x", "y", "white", "-0.5", "resign", "7"]
     assert table[2].split() == ["12", "x", "y", "black", "+2.5", "passes", "12", "B+2.5"]
+
+
+# ---------------------------------------------------------------------------
+# Tests between conditions, corrections, power.
+
+
+def test_fisher_win_test_hand_values_and_direction():
+    # [[1, 9], [5, 5]]: P(X <= 1), X ~ hypergeometric(20 games, 6 wins, 10 drawn) = (210 + 10 * 252) / C(20, 6).
+    assert stats.fisher_win_test(1, 10, 5, 10, "less") == pytest.approx(2730 / 38760)
+    assert stats.fisher_win_test(5, 10, 1, 10, "greater") == pytest.approx(2730 / 38760)
+    two = stats.fisher_win_test(1, 10, 5, 10)
+    assert two == pytest.approx(2 * 2730 / 38760)  # symmetric margins: twice the tail
+    assert stats.fisher_win_test(5, 10, 1, 10, "less") > 0.9
+    assert stats.fisher_win_test(0, 0, 3, 10) == 1.0
+    with pytest.raises(ValueError):
+        stats.fisher_win_test(11, 10, 3, 10)
+    with pytest.raises(ValueError):
+        stats.fisher_win_test(1, 10, 3, 10, "lower")
+
+
+def test_margin_tests_match_scipy():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    a, b = [30.5, 41.5, 12.5, 55.5, 38.5], [20.5, 18.5, 33.5, 9.5, float("nan")]
+    t, p = stats.welch_t_test(a, b, "greater")
+    ref = scipy_stats.ttest_ind(a, b[:4], equal_var=False, alternative="greater")
+    assert (t, p) == pytest.approx((ref.statistic, ref.pvalue))
+    u, p = stats.mann_whitney_test(a, b, "greater")
+    ref = scipy_stats.mannwhitneyu(a, b[:4], alternative="greater", method="asymptotic")
+    assert (u, p) == pytest.approx((ref.statistic, ref.pvalue))
+    assert u == 16  # pairs with a_i > b_j, by hand: 3 + 4 + 1 + 4 + 4
+    assert all(math.isnan(v) for v in stats.welch_t_test([1.0], b))
+    assert all(math.isnan(v) for v in stats.mann_whitney_test([], b))
+
+
+def test_holm_and_benjamini_hochberg_hand_values():
+    p = [0.01, 0.04, 0.03, 0.005]
+    # Holm: sorted 0.005*4, 0.01*3, 0.03*2, 0.04*1 -> 0.02, 0.03, 0.06, max(0.06, 0.04).
+    assert stats.holm_correction(p) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    # BH: 4p/rank = 0.02, 0.02, 0.04, 0.04, then running minimum from the top.
+    assert stats.benjamini_hochberg(p) == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    holm = stats.holm_correction([0.5, float("nan"), 0.4])
+    assert holm[0] == pytest.approx(0.8) and math.isnan(holm[1]) and holm[2] == pytest.approx(0.8)
+    assert stats.benjamini_hochberg([0.5, float("nan"), 0.4]) == pytest.approx([0.5, math.nan, 0.5], nan_ok=True)
+    assert stats.holm_correction([0.9, 0.8]) == [1.0, 1.0]
+    assert stats.holm_correction([]) == [] and stats.benjamini_hochberg([]) == []
+
+
+def test_power_arcsine_known_values():
+    # Cohen's table: h = 0.2, two-sided alpha 0.05, power 0.8 -> 392 per group (393 rounded up).
+    rate = math.sin(math.asin(math.sqrt(0.5)) - 0.1) ** 2  # 2 asin sqrt(0.5) - 2 asin sqrt(rate) = 0.2
+    assert stats.games_per_arm_needed(0.5, rate) == 393
+    assert stats.games_per_arm_needed(0.5, rate, alternative="less") == math.ceil(2 * (1.6449 + 0.8416) ** 2 / 0.04)
+    # The inverse: with 393 games per arm the detectable rate is just beyond `rate`.
+    assert stats.detectable_win_rate(392.4, 0.5) == pytest.approx(rate, abs=1e-4)
+    # 40 games per arm at a 42.5% baseline: h = 2.8016 * sqrt(2/40) = 0.6265.
+    lower = stats.detectable_win_rate(40, 0.425)
+    assert lower == pytest.approx(math.sin(math.asin(math.sqrt(0.425)) - 0.6265 / 2) ** 2, abs=1e-4)
+    assert 0.14 < lower < 0.16  # a 27.6-point loss from 42.5%
+    assert math.isnan(stats.detectable_win_rate(40, 0.975, direction="higher"))
+    assert stats.detectable_win_rate(40, 0.975) < 0.975
+    with pytest.raises(ValueError):
+        stats.games_per_arm_needed(0.3, 0.3)
+
+
+def test_detectable_mean_difference():
+    d = stats.detectable_mean_difference(20.0, 40, 20.0, 40)
+    assert d == pytest.approx(2.8016 * 20 * math.sqrt(2 / 40), rel=1e-4)
+    assert stats.detectable_mean_difference(20.0, 40, 20.0, 40, alternative="greater") < d
+    t = stats.detectable_mean_difference(100.0, 2, 100.0, 2, df=2)  # (t_.975 + t_.8 at 2 df) * 100
+    assert t == pytest.approx((4.3027 + 1.0607) * 100, rel=1e-3)
+
+
+def test_equivalence_to_half():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    p = stats.equivalence_to_half(28, 64, 0.1)
+    lo = scipy_stats.binomtest(28, 64, 0.4, alternative="greater").pvalue
+    hi = scipy_stats.binomtest(28, 64, 0.6, alternative="less").pvalue
+    assert p == pytest.approx(max(lo, hi)) and p > 0.05
+    assert stats.equivalence_to_half(500, 1000, 0.05) < 0.001
+    assert stats.equivalence_to_half(8, 16, 0.1) > 0.25  # 16 games at exactly 50% show nothing
+    with pytest.raises(ValueError):
+        stats.equivalence_to_half(5, 10, 0.5)

@@ -13,15 +13,13 @@ the replayed result at their own komi.
 
 import collections
 import dataclasses
-import os
-import subprocess
-import sys
 import textwrap
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import TESTS
 
 from saijax import features, go, replay, search, selfplay
 
@@ -114,10 +112,10 @@ def flatten_for_comparison(sp, records):
 
 
 @pytest.fixture(scope="module")
-def eight_device_run(tmp_path_factory):
+def eight_device_run(tmp_path_factory, fake_devices):
     path = str(tmp_path_factory.mktemp("sharded") / "sharded.npz")
     script = _SHARDED_SCRIPT.format(
-        tests=os.path.dirname(os.path.abspath(__file__)),
+        tests=TESTS,
         init_seed=SHARD_KEYS[0],
         chunk_seeds=list(SHARD_KEYS[1:]),
         path=path,
@@ -126,18 +124,10 @@ def eight_device_run(tmp_path_factory):
     # collective more than XLA's default 40 s after the others, which aborts
     # the process; allow for that.
     flags = (
-        "--xla_force_host_platform_device_count=8"
-        " --xla_cpu_collective_call_warn_stuck_timeout_seconds=600"
-        " --xla_cpu_collective_call_terminate_timeout_seconds=900"
+        "--xla_cpu_collective_call_warn_stuck_timeout_seconds=600",
+        "--xla_cpu_collective_call_terminate_timeout_seconds=900",
     )
-    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
-    process = subprocess.Popen(
-        [sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    yield process, path
-    if process.poll() is None:
-        process.kill()
-        process.communicate()
+    return fake_devices(script, devices=8, xla_flags=flags), path
 
 
 # ---------------------------------------------------------------------------
@@ -655,15 +645,14 @@ def test_fixed_komi_mode():
 
 
 def test_sharded_chunk_matches_single_device(eight_device_run, chunk):
-    process, path = eight_device_run
+    run, path = eight_device_run
     sp = init_state(SHARD_KEYS[0])
     records = []
     for seed in SHARD_KEYS[1:]:
         sp, rec = run_chunk(chunk, sp, seed)
         records.append(rec)
     single = flatten_for_comparison(sp, records)
-    _, stderr = process.communicate(timeout=900)
-    assert process.returncode == 0, stderr[-3000:]
+    run.wait(timeout=900)
     with np.load(path) as data:
         sharded = dict(data)
     assert sharded.keys() == single.keys()
@@ -752,3 +741,53 @@ def test_score_estimate_statistics(played):
         np.testing.assert_allclose(g.score_errors, want, rtol=1e-5, atol=1e-5)
         checked += 1
     assert checked > 10
+
+
+@pytest.mark.parametrize("noise_moves", [0, 3])
+def test_noise_moves_keeps_root_noise_to_the_opening(noise_moves):
+    """Identical slots (empty board, fixed komi, no sampled opening, no
+    branches or resignation) differ at move 0 only through root noise: with
+    ``noise_moves = 0`` they play the same game, move for move; with noise on
+    the opening they part at once. (That the noise stops after
+    ``noise_moves`` is the ``noise_scale`` test below: the slots' positions
+    differ by then.)"""
+    config = dataclasses.replace(
+        SELFPLAY_CONFIG,
+        komi_mode="fixed",
+        komi=0.5,
+        branch_prob=0.0,
+        random_moves=0,
+        resign_threshold=-1.0,
+        noise_moves=noise_moves,
+    )
+    search_config = dataclasses.replace(SEARCH_CONFIG, num_simulations=4)
+    chunk = selfplay.make_chunk_fn(oracle, RULES, search_config, config)
+    sp = selfplay.init_selfplay(RULES, config, jax.random.PRNGKey(0), ALPHA_EMPTY, BETA_EMPTY)
+    _, records = chunk(None, sp, jax.random.PRNGKey(1), jnp.float32(ALPHA_EMPTY), jnp.float32(BETA_EMPTY))
+    actions = np.asarray(records.action)  # [T, B]
+    move = np.asarray(records.move_number)
+    first_game = np.asarray(records.game_id) < BATCH
+    for t in range(actions.shape[0]):
+        rows = first_game[t] & np.asarray(records.active)[t]
+        if not rows.all():
+            break  # a game ended; refills start new games at other moves
+        same = len(set(actions[t].tolist())) == 1
+        if noise_moves == 0:
+            assert same, f"move {move[t, 0]}: {actions[t]} should be identical without noise"
+        if move[t, 0] == 0 and noise_moves != 0:
+            # A uniform prior: only the Gumbel noise tells the slots apart.
+            assert not same, f"move 0: {actions[t]} should differ with noise"
+
+
+def test_zero_noise_scale_makes_the_search_deterministic():
+    states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (4,) + x.shape), go.init(RULES, 0.5))
+    keys = jax.random.split(jax.random.PRNGKey(3), 4)
+    searched = jax.jit(
+        lambda noise: search.run_search(
+            oracle, None, keys, states, rules=RULES, config=SEARCH_CONFIG, noise_scale=noise
+        )
+    )
+    noisy, quiet = searched(jnp.ones(4)), searched(jnp.zeros(4))  # one compile: the scale is traced
+    assert len(set(np.asarray(noisy.action).tolist())) > 1
+    assert len(set(np.asarray(quiet.action).tolist())) == 1
+    np.testing.assert_allclose(np.asarray(noisy.policy).sum(-1), 1.0, rtol=1e-5)

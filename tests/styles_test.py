@@ -133,3 +133,12 @@ def test_line_shares():
     assert shares["moves"] == 4
     assert shares["lines_1_2"] == pytest.approx(0.5) and shares["lines_3_plus"] == pytest.approx(0.5)
     assert np.isnan(styles.line_shares([49], 7)["lines_1_2"])
+
+
+def test_online_style_reads_a_style_name():
+    assert styles.online_style("centre") == styles.OnlineStyle("centre")
+    assert styles.online_style(" Center ") == styles.OnlineStyle("centre")
+    assert styles.online_style("EDGE") == styles.OnlineStyle("edge")
+    assert styles.online_style("off") is None and styles.online_style("none") is None
+    with pytest.raises(ValueError, match="unknown style 'diagonal': use off, centre, edge"):
+        styles.online_style("diagonal")

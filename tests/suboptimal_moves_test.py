@@ -1,13 +1,8 @@
 """experiments/suboptimal_moves.py: which moves of a won game are the winner's to count."""
 
-import pathlib
-import sys
-
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from experiments import suboptimal_moves  # noqa: E402
+from experiments import suboptimal_moves
 
 
 @pytest.mark.parametrize(

@@ -1,42 +1,19 @@
 """Tests for saijax.training: learning, non-finite losses, donation and
 retracing, schedules, growth, and 1-vs-8-device agreement."""
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import jax
 import ml_collections
 import numpy as np
 import pytest
+from conftest import TESTS, training_config
 
 from saijax import networks, training
 
 N = 5
 A = N * N + 1
-BATCH = 32
-
-
-def _training_config(**overrides):
-    c = ml_collections.ConfigDict(
-        dict(
-            steps_per_generation=10,
-            batch_size=BATCH,
-            optimizer="adam",
-            learning_rate=3e-3,
-            lr_schedule="constant",
-            lr_boundaries=[],
-            lr_values=[],
-            momentum=0.9,
-            nesterov=True,
-            l2=1e-4,
-            value_weight=2.8,
-            score_weight=20.0,
-        )
-    )
-    c.update(overrides)
-    return c
+BATCH = training_config().batch_size
 
 
 def _batch(value_head, seed=0, batch=BATCH):
@@ -62,7 +39,7 @@ def _setup(value_head, optimizer="adam", seed=0):
     """(net, fresh state, train step); compiled steps are shared per head and
     optimizer, since compiling dominates these tests on CPU."""
     if (value_head, optimizer) not in _STEPS:
-        config = _training_config() if optimizer == "adam" else _training_config(optimizer="sgd", learning_rate=0.05)
+        config = training_config() if optimizer == "adam" else training_config(optimizer="sgd", learning_rate=0.05)
         net = networks.make_network(N, blocks=1, filters=8, value_head=value_head)
         tx = training.make_optimizer(config)
         step = training.make_train_step(net, N, config, optimizer=tx)
@@ -73,21 +50,13 @@ def _setup(value_head, optimizer="adam", seed=0):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def eight_device_run(tmp_path_factory):
+def eight_device_run(tmp_path_factory, fake_devices):
     """Starts the 8-fake-device run in a subprocess at once, so it overlaps
-    the other tests; `test_eight_fake_devices_agree_with_one` collects it."""
+    the other tests; `test_eight_fake_devices_agree_with_one` and
+    `test_shard_batch_checks_divisibility` collect it."""
     path = str(tmp_path_factory.mktemp("eight") / "eight.npz")
-    script = _MULTI_DEVICE_SCRIPT.format(
-        tests=os.path.dirname(os.path.abspath(__file__)), devices=8, value_head="sai", path=path
-    )
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
-    process = subprocess.Popen(
-        [sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    yield process, path
-    if process.poll() is None:
-        process.kill()
-        process.communicate()
+    script = _MULTI_DEVICE_SCRIPT.format(tests=TESTS, devices=8, value_head="sai", path=path)
+    return fake_devices(script, devices=8), path
 
 
 @pytest.fixture(scope="module", params=networks.VALUE_HEADS)
@@ -165,12 +134,10 @@ def test_train_on_window_summary_and_logging():
 
 
 def test_learning_rate_schedules():
-    constant = training.learning_rate_schedule(_training_config(), 100)
+    constant = training.learning_rate_schedule(training_config(), 100)
     assert float(constant(12345)) == pytest.approx(3e-3)
     piecewise = training.learning_rate_schedule(
-        _training_config(
-            lr_schedule="piecewise", learning_rate=0.02, lr_boundaries=[45, 60], lr_values=[0.002, 0.0005]
-        ),
+        training_config(lr_schedule="piecewise", learning_rate=0.02, lr_boundaries=[45, 60], lr_values=[0.002, 0.0005]),
         100,
     )
     assert float(piecewise(0)) == pytest.approx(0.02)
@@ -178,7 +145,7 @@ def test_learning_rate_schedules():
     assert float(piecewise(4500)) == pytest.approx(0.002)
     assert float(piecewise(10**6)) == pytest.approx(0.0005)
     cosine = training.learning_rate_schedule(
-        _training_config(lr_schedule="cosine", learning_rate=0.1, lr_boundaries=[10], lr_values=[0.0]), 100
+        training_config(lr_schedule="cosine", learning_rate=0.1, lr_boundaries=[10], lr_values=[0.0]), 100
     )
     assert float(cosine(0)) == pytest.approx(0.1)
     assert float(cosine(500)) == pytest.approx(0.05, abs=1e-6)
@@ -188,7 +155,7 @@ def test_learning_rate_schedules():
 
 def test_schedule_follows_global_step_across_growth():
     """A grown net's fresh optimizer continues the schedule."""
-    config = _training_config(
+    config = training_config(
         lr_schedule="piecewise", learning_rate=0.01, lr_boundaries=[3], lr_values=[0.001], steps_per_generation=10
     )
     run = ml_collections.ConfigDict(
@@ -216,16 +183,24 @@ def test_schedule_follows_global_step_across_growth():
 
 def test_abstract_state_matches_real_state():
     net, state, _ = _setup("score")
-    abstract = training.abstract_train_state(net, training.make_optimizer(_training_config()))
+    abstract = training.abstract_train_state(net, training.make_optimizer(training_config()))
     real = jax.tree_util.tree_map(lambda x: (x.shape, x.dtype), state)
     fake = jax.tree_util.tree_map(lambda x: (x.shape, x.dtype), abstract)
     assert real == fake
 
 
-def test_shard_batch_checks_divisibility():
+def test_shard_batch_checks_divisibility(eight_device_run):
+    """One device divides every batch; the 8-fake-device run (see
+    `_shard_checks`) tries 4 rows on 8 devices and must get shard_batch's own
+    error, not JAX's."""
     mesh = training.make_mesh()
     sharded = training.shard_batch(_batch("sai", batch=4), mesh)
     assert sharded["planes"].sharding.spec == jax.sharding.PartitionSpec("batch")
+    run, path = eight_device_run
+    run.wait()
+    eight = np.load(path)
+    assert str(eight["shard_spec"]) == str(jax.sharding.PartitionSpec("batch"))
+    assert str(eight["shard_error"]) == "batch['planes'] has 4 rows, not divisible by the 8 devices of the mesh"
 
 
 # ---------------------------------------------------------------------------
@@ -239,8 +214,22 @@ _MULTI_DEVICE_SCRIPT = textwrap.dedent("""
     from saijax import training
     assert jax.device_count() == {devices}, jax.devices()
     out = t._run_steps({value_head!r})
+    out.update(t._shard_checks())
     np.savez({path!r}, **out)
 """)
+
+
+def _shard_checks():
+    """shard_batch on all devices: the spec of a divisible batch, and the
+    error (or "") for a batch of 4 rows."""
+    mesh = training.make_mesh()
+    spec = training.shard_batch(_batch("sai", batch=8), mesh)["planes"].sharding.spec
+    try:
+        training.shard_batch(_batch("sai", batch=4), mesh)
+        error = ""
+    except ValueError as e:
+        error = str(e)
+    return {"shard_spec": np.asarray(str(spec)), "shard_error": np.asarray(error)}
 
 
 def _run_steps(value_head, steps=4):
@@ -258,9 +247,8 @@ def _run_steps(value_head, steps=4):
 
 
 def test_eight_fake_devices_agree_with_one(eight_device_run):
-    process, path = eight_device_run
-    _, stderr = process.communicate(timeout=300)
-    assert process.returncode == 0, stderr[-3000:]
+    run, path = eight_device_run
+    run.wait()
     eight = dict(np.load(path))
     one = _run_steps("sai")
     assert int(eight["devices"]) == 8 and int(one["devices"]) == 1

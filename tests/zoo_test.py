@@ -8,7 +8,7 @@ import numpy as np
 import optax
 import pytest
 
-from saijax import arena, checkpoints, go, gtp, networks, players, training, zoo
+from saijax import arena, checkpoints, go, gtp, networks, player_cli, players, training, zoo
 
 
 def _fresh_empty_board(player):
@@ -99,12 +99,15 @@ def test_zoo_errors_name_the_entry_and_the_file(tiny_checkpoint, tmp_path):
 def test_gtp_and_arena_take_zoo_names(capsys):
     name = sorted(zoo.entries())[0]
     record = zoo.entry(name)
-    player = players.load_player(f"zoo:{name}")
+    player = player_cli.load_player(f"zoo:{name}", board_size=None)
+    assert player.name == name
     engine = gtp.GtpEngine(player, visits=2, komi=0.5)
     assert engine.handle("name") == "= saijax\n\n"
     assert engine.handle(f"boardsize {record.spec.board_size}") == "=\n\n"
     assert engine.handle("genmove b").startswith("= ")
     with pytest.raises(FileNotFoundError, match="no zoo entry"):
+        player_cli.load_player("zoo:missing", board_size=None)
+    with pytest.raises(ValueError, match="player_cli.load_player"):
         players.load_player("zoo:missing")
     size = record.spec.board_size
     code = arena.main(

@@ -8,12 +8,13 @@ confidence), the run it comes from, and the exact command and seed that
 trained that run. Experiments and notebooks start from these nets, so they
 run in minutes without a training run.
 
-    from saijax import zoo
-    strong = zoo.load("go7-S1")          # a ready players.Player
-    zoo.entries()                        # name -> record
+>>> from saijax import zoo
+>>> strong = zoo.load("go7-S1")          # a ready players.Player
+>>> records = zoo.entries()              # name -> record
 
 The GTP engine and the arena take the same names: ``--checkpoint=zoo:go7-S1``
-and ``--player=zoo:go7-S1``.
+and ``--player=zoo:go7-S1`` (resolved by :func:`saijax.player_cli.load_player`;
+this module builds on :mod:`saijax.players`, never the other way round).
 
 Entries are added with :func:`export` (``python -m saijax.zoo add ...``) from
 a run's checkpoint; the file's SHA-256 is recorded and checked on load.
@@ -34,7 +35,7 @@ from typing import Any
 import jax
 from flax import serialization
 
-from saijax import checkpoints, cli, networks, players, search
+from saijax import checkpoints, cli, go, networks, players, search
 
 __all__ = ["ZOO_DIR", "ZooEntry", "entries", "entry", "load", "export", "main"]
 
@@ -273,8 +274,6 @@ def export(
 
 def empty_board_sigmoid(player: players.Player) -> tuple[float, float]:
     """(α_∅, β_∅): the player's network evaluation of the empty board (komi 0, Black to move)."""
-    from saijax import go  # noqa: PLC0415
-
     rules = go.GoRules(player.board_size)
     state = jax.tree_util.tree_map(lambda x: x[None], go.init(rules, 0.0))
     _, alpha, beta = jax.jit(player.evaluator)(player.variables, state)

@@ -1,0 +1,293 @@
+"""The 7×7 self-play ablation: variants of a config compared at equal self-play evaluations.
+
+    python experiments/ablation.py --arms base=runs/base,noise=runs/noise --outdir=experiments/results/go7_ablation
+
+Each arm is a run of ``python -m saijax.train`` with one set of switches, all
+trained for about the same number of self-play network evaluations (the
+``selfplay_evaluations`` metric; about 10 M for 36 generations of
+``configs/go7.py``), e.g.
+
+    python -m saijax.train --config=configs/go7.py --workdir=runs/noise \\
+        --config.generations=36 --config.selfplay.noise_moves=8
+
+For every arm given with ``--arms NAME=WORKDIR`` this script
+
+* copies its learning curve from ``metrics.jsonl`` into ``curves.csv``
+  (generation, cumulative evaluations and minutes, α_∅, β_∅, score error,
+  first move, losses), so the curve outlives the workdir;
+* exports its newest checkpoint into ``<outdir>/nets/`` (a zoo directory:
+  ``index.json`` and the net's variables, :func:`saijax.zoo.export`), so a
+  later arm can be rated against it without the workdir.
+
+Then every net in ``<outdir>/nets/`` (this run's arms and earlier ones)
+plays every other net ``--games`` games: deterministic search by default
+(the player flags: ``--visits``, ``--gumbel_scale`` 0), colours alternating,
+komi ``--komi`` (9.5: 7×7's fair komi is 9, so a perfect game is a White
+win), the first ``--opening_moves`` moves of each game pair random, so
+that deterministic players still play different games. The pairings resume
+(``games.csv``); the Elo fit (:func:`saijax.elo.fit_elo`, anchored at
+``--anchor``, default the first arm; no first-move term, since colours
+alternate in every pairing) goes to ``elo.csv``.
+
+Outputs: ``arms.csv`` (one row per arm: evaluations, minutes, generations,
+α_∅, β_∅ and score error averaged over the last ``--last`` generations, the
+first generation from which the first move stays D4, Elo with its 95%
+interval), ``curves.csv``, ``games.csv``, ``elo.csv`` and ``ablation.png``
+(α_∅, β_∅ and score error against evaluations, one line per arm).
+``--plot_only`` redraws the figure from the tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+
+from experiments import common, matches
+from saijax import arena, checkpoints, elo, player_cli, results, zoo
+
+CURVE_KEYS = (
+    "alpha_empty",
+    "beta_empty",
+    "score_error",
+    "first_move",
+    "black_winrate",
+    "avg_game_length",
+    "resignations",
+    "games",
+    "train_policy_loss",
+    "train_value_loss",
+    "train_ownership_loss",
+)
+
+
+def parse_arms(text: str) -> list[tuple[str, str]]:
+    """``"NAME=WORKDIR,..."`` as (name, workdir) pairs; every arm needs a name."""
+    arms = []
+    for name, workdir in common.parse_nets(text):
+        if not name:
+            raise ValueError(f"--arms: give each arm as NAME=WORKDIR, got {workdir!r}")
+        if not os.path.isdir(workdir):
+            raise FileNotFoundError(f"--arms: arm {name!r}: no workdir {workdir}")
+        arms.append((name, workdir))
+    return arms
+
+
+def learning_curve(name: str, workdir: str) -> list[dict]:
+    """One row per generation of a run: cumulative evaluations (M) and minutes, and the curve's metrics."""
+    metrics = common.read_metrics(workdir)
+    if not metrics:
+        raise ValueError(f"arm {name!r}: {workdir} has no metrics.jsonl lines")
+    rows, evaluations, minutes = [], 0.0, 0.0
+    for g in sorted(metrics):
+        m = metrics[g]
+        evaluations += float(m.get("selfplay_evaluations", 0.0))
+        minutes += float(m.get("seconds", 0.0)) / 60.0
+        row = {"arm": name, "generation": g, "evaluations_m": evaluations / 1e6, "minutes": minutes}
+        rows.append(row | {k: m.get(k, "") for k in CURVE_KEYS})
+    return rows
+
+
+def d4_from(curve: list[dict], move: str = "D4") -> int | str:
+    """The first generation from which the net's first move stays ``move`` ("" if it never settles)."""
+    since = ""
+    for r in curve:
+        if r["first_move"] == move:
+            since = r["generation"] if since == "" else since
+        else:
+            since = ""
+    return since
+
+
+def _mean(rows: list[dict], key: str) -> float:
+    values = [float(r[key]) for r in rows if r.get(key, "") != ""]
+    return statistics.fmean(values) if values else math.nan
+
+
+def _sd(rows: list[dict], key: str) -> float:
+    values = [float(r[key]) for r in rows if r.get(key, "") != ""]
+    return statistics.stdev(values) if len(values) > 1 else math.nan
+
+
+def arm_rows(curves: list[dict], last: int, fit: elo.EloFit | None) -> list[dict]:
+    """One summary row per arm of ``curves``."""
+    out = []
+    for name in dict.fromkeys(r["arm"] for r in curves):
+        curve = [r for r in curves if r["arm"] == name]
+        tail = curve[-last:]
+        row = {
+            "arm": name,
+            "generations": len(curve),
+            "evaluations_m": float(curve[-1]["evaluations_m"]),
+            "minutes": float(curve[-1]["minutes"]),
+            "alpha_empty": _mean(tail, "alpha_empty"),
+            "alpha_empty_sd": _sd(tail, "alpha_empty"),
+            "beta_empty": _mean(tail, "beta_empty"),
+            "score_error": _mean(tail, "score_error"),
+            "first_move": curve[-1]["first_move"],
+            "d4_from": d4_from(curve),
+        }
+        if fit is not None and name in fit.ratings:
+            lo, hi = fit.ci[name]
+            row |= {"elo": fit.ratings[name], "elo_lo": lo, "elo_hi": hi, "elo_games": fit.n_games[name]}
+        out.append(row)
+    return out
+
+
+def export_arm(name: str, workdir: str, nets_dir: str) -> zoo.ZooEntry:
+    """The arm's newest checkpoint into the private zoo ``nets_dir`` (replacing an older export)."""
+    generation = common.kept_generations(workdir)[-1]
+    step = os.path.join(workdir, "checkpoints", str(generation))
+    config = os.path.join(workdir, "config.json")
+    return zoo.export(step, name, directory=nets_dir, run=os.path.basename(os.path.normpath(workdir)), notes=config)
+
+
+def load_arms(nets_dir: str, options: player_cli.PlayerOptions):
+    """Every net of the private zoo ``nets_dir`` as a player named after its arm."""
+    names = sorted(zoo.entries(nets_dir))
+    return {n: player_cli.with_options(zoo.load(n, directory=nets_dir), options, name=n) for n in names}
+
+
+def merge_curves(path: str, new: list[dict]) -> list[dict]:
+    """The curves table with ``new``'s arms replaced and the other arms kept (earlier runs' arms)."""
+    fresh = {r["arm"] for r in new}
+    kept = [r for r in common.read_csv(path) if r["arm"] not in fresh] if os.path.exists(path) else []
+    return kept + new
+
+
+def play_round_robin(nets: dict, args) -> list[results.GameResult]:
+    """Every pair of nets, ``args.games`` games each, resuming ``games.csv``."""
+    names = sorted(nets)
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    path = common.games_path(args.outdir)
+
+    def play(pair, results_path):
+        k = pairs.index(pair)
+        return arena.play_match(nets[pair[0]], nets[pair[1]], matches.pairing_settings(args, k, results_path))
+
+    def report(pair, games):
+        s = results.summarize(games, pair[0])
+        return f"{pair[0]} vs {pair[1]}: {pair[0]} scores {100 * s.overall.win_rate:.1f}% of {s.overall.games}"
+
+    return common.play_cells(
+        pairs,
+        play,
+        path=path,
+        games=args.games,
+        key=lambda pair: pair,
+        game_key=lambda g: tuple(sorted((g.black, g.white))),
+        resume=not args.restart,
+        report=report,
+    )
+
+
+def plot(curves: list[dict], arms: list[dict], path: str) -> str:
+    """α_∅, β_∅ and score error against self-play evaluations, one line per arm; returns the PNG's path."""
+    plt = common.pyplot()
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    elo_of = {r["arm"]: r.get("elo", "") for r in arms}
+    for name in dict.fromkeys(r["arm"] for r in curves):
+        curve = [r for r in curves if r["arm"] == name]
+        x = [float(r["evaluations_m"]) for r in curve]
+        rating = elo_of.get(name, "")
+        label = name if rating in ("", None) else f"{name} ({float(rating):+.0f} Elo)"
+        for ax, key in zip(axes, ("alpha_empty", "beta_empty", "score_error")):
+            y = [float(r[key]) if r[key] != "" else math.nan for r in curve]
+            ax.plot(x, y, lw=1.2, label=label)
+    axes[0].axhline(9.0, color="grey", ls=":", lw=0.8)
+    axes[0].set_ylabel("α_∅ (fair komi; 7×7: 9)")
+    axes[1].axhline(2.0, color="grey", ls=":", lw=0.8)
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel("β_∅ (SAI's 7×7: > 2)")
+    axes[2].set_ylabel("mean |α + k − final margin|")
+    for ax in axes:
+        ax.set_xlabel("self-play evaluations (M)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return common.save_figure(fig, path)
+
+
+def run(args) -> None:
+    nets_dir = os.path.join(args.outdir, "nets")
+    curves_path = os.path.join(args.outdir, "curves.csv")
+    new_curves = []
+    for name, workdir in parse_arms(args.arms):
+        new_curves += learning_curve(name, workdir)
+        entry = export_arm(name, workdir, nets_dir)
+        alpha, beta = entry.alpha_empty, entry.beta_empty
+        print(f"{name}: generation {entry.generation} exported (α_∅ {alpha:+.2f}, β_∅ {beta:.3f})")
+    curves = merge_curves(curves_path, new_curves)
+    if not curves:
+        raise ValueError("no arms: give --arms NAME=WORKDIR,... (or run once with them)")
+    common.write_csv(curves_path, curves, digits=4)
+    fit = None
+    names = sorted(zoo.entries(nets_dir)) if os.path.isdir(nets_dir) else []
+    if args.games > 0 and len(names) >= 2:
+        anchor = args.anchor or curves[0]["arm"]
+        if anchor not in names:
+            raise ValueError(f"--anchor {anchor!r} is not an arm; arms: {', '.join(names)}")
+        nets = load_arms(nets_dir, common.player_options(args))
+        games = play_round_robin(nets, args)
+        # Colours alternate within every pairing, so Black's advantage cancels
+        # out of the ratings; not fitting it keeps small tables estimable.
+        fit = elo.fit_elo(games, anchor=anchor, first_move_advantage=False)
+        rows = [
+            {"arm": n, "elo": fit.ratings[n], "elo_lo": fit.ci[n][0], "elo_hi": fit.ci[n][1], "games": fit.n_games[n]}
+            for n in names
+        ]
+        common.write_csv(os.path.join(args.outdir, "elo.csv"), rows, digits=1)
+        print(elo.format_table(fit))
+    arms = arm_rows(curves, args.last, fit)
+    common.write_csv(os.path.join(args.outdir, "arms.csv"), arms, digits=4)
+    plot(curves, arms, os.path.join(args.outdir, "ablation.png"))
+    header = ["arm", "evals (M)", "min", "α_∅", "β_∅", "score err", "D4 from", "Elo"]
+    print(
+        common.markdown_table(
+            header,
+            [
+                [
+                    r["arm"],
+                    f"{r['evaluations_m']:.2f}",
+                    f"{r['minutes']:.0f}",
+                    f"{r['alpha_empty']:+.2f} ± {r['alpha_empty_sd']:.2f}",
+                    f"{r['beta_empty']:.3f}",
+                    f"{r['score_error']:.1f}",
+                    r["d4_from"],
+                    f"{r['elo']:+.0f} [{r['elo_lo']:+.0f}, {r['elo_hi']:+.0f}]" if "elo" in r else "",
+                ]
+                for r in arms
+            ],
+        )
+    )
+
+
+def replot(args) -> None:
+    curves = common.read_csv(os.path.join(args.outdir, "curves.csv"))
+    arms = common.read_csv(os.path.join(args.outdir, "arms.csv"))
+    plot(curves, arms, os.path.join(args.outdir, "ablation.png"))
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = common.make_parser(__file__, __doc__, games=20, games_help="games per pairing of arms", visits=64)
+    p.add_argument("--arms", default="", help="NAME=WORKDIR,... runs to add (their curves and final nets)")
+    p.add_argument("--last", type=int, default=10, help="α_∅, β_∅ and score error averaged over the last k generations")
+    p.add_argument("--anchor", default="", help="the arm rated 0 (default: the first arm of curves.csv)")
+    p.add_argument("--komi", type=float, default=9.5, help="the pairings' komi (7×7's fair komi is 9)")
+    p.add_argument("--opening_moves", type=int, default=4, help="random opening moves per game pair")
+    p.add_argument("--restart", action="store_true", help="replay every pairing (default: resume games.csv)")
+    p.add_argument("--plot_only", action="store_true", help="redraw ablation.png from --outdir's tables")
+    return p.parse_args(argv)
+
+
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    args = parse_args(argv)
+    errors = (*common.ERRORS, checkpoints.CheckpointError)
+    return common.run_main(
+        __file__, lambda: replot(args) if args.plot_only else run(args), exit_on_error=exit_on_error, errors=errors
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main(exit_on_error=True))

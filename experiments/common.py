@@ -1,0 +1,463 @@
+"""What the experiment scripts share: flags, nets, CSV files, figures, the error line and a resumable runner.
+
+Every script of experiments/ is runnable both ways,
+
+    python experiments/<script>.py --outdir=/tmp/x ...
+    python -m experiments.<script> --outdir=/tmp/x ...
+
+(the first works because ``experiments`` is an installed package, see
+pyproject.toml), and importable (``from experiments import handicap``) by the
+notebooks in colab/ and by tests, whose ``main(argv)`` returns the exit code.
+
+* **Flags.** :func:`make_parser` gives every script the same
+  ``--outdir --seed --games --board_size`` and the player flags of
+  :mod:`saijax.player_cli` (``--visits``, ``--gumbel_scale``, λ/μ, ...;
+  deterministic play by default).
+* **Nets.** Comma lists (:func:`parse_list`) and nets given as
+  ``[NAME=]SPEC`` (:func:`parse_nets`, :func:`load_nets`).
+* **Tables.** One CSV writer and reader (:func:`write_csv`, :func:`read_csv`).
+* **Figures.** One backend (Agg, set by :func:`run_main`), one dpi, PNG
+  (:func:`save_figure`).
+* **Errors.** A failure is one line ``experiments.<script>: error: ...`` on
+  stderr and exit code 2 (:func:`run_main`, :func:`error`).
+* **Resuming.** :func:`play_cells` plays the cells of an experiment into a
+  games table, skipping the cells a previous run finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from saijax import cli
+
+if TYPE_CHECKING:
+    from saijax import player_cli, players, results
+
+# saijax.player_cli and saijax.results are imported where they are used: the
+# scripts that play no nets (sigmoid_figures, score_vs_winrate) start without jax.
+
+__all__ = [
+    "DPI",
+    "ERRORS",
+    "prog",
+    "make_parser",
+    "player_options",
+    "parse_list",
+    "parse_nets",
+    "load_nets",
+    "write_csv",
+    "read_csv",
+    "pyplot",
+    "save_figure",
+    "error",
+    "run_main",
+    "run_script",
+    "markdown_table",
+    "games_path",
+    "reset_games",
+    "play_cells",
+    "kept_generations",
+    "read_metrics",
+    "log_lines",
+]
+
+DPI = 120  # every PNG of experiments/
+# What a script reports as one error line: bad flags or files, a corrupt
+# checkpoint (checkpoints.CheckpointError is a ValueError), a failed training
+# subprocess, a GTP engine that misbehaves (gtp_client.GtpError is a RuntimeError).
+ERRORS = (ValueError, OSError, RuntimeError)
+
+Cell = TypeVar("Cell")
+
+
+def prog(file: str) -> str:
+    """A script's name in messages, ``experiments.<script>``, from its ``__file__``."""
+    return "experiments." + os.path.splitext(os.path.basename(file))[0]
+
+
+# --------------------------------------------------------------------------
+# Flags.
+
+
+def make_parser(
+    file: str,
+    doc: str | None,
+    *,
+    outdir: str | None = None,
+    games: int | None = None,
+    games_help: str = "games per cell",
+    board_size: int | None = 7,
+    seed: bool = True,
+    visits: int | None = None,
+    player: bool = True,
+) -> argparse.ArgumentParser:
+    """The parser of a script with the common flags.
+
+    Args:
+      file: the script's ``__file__`` (its name in messages, :func:`prog`).
+      doc: the script's docstring; its first paragraph describes the script.
+      outdir: the default ``--outdir``; None makes it required.
+      games: the default ``--games``; None: no such flag.
+      games_help: what ``--games`` counts.
+      board_size: the default ``--board_size``; None: no such flag.
+      seed: whether there is a ``--seed`` (default 0).
+      visits: the default ``--visits`` of the player flags (else theirs).
+      player: whether the script plays nets: adds the player flags of
+        :func:`saijax.player_cli.add_player_flags` (``--visits``,
+        ``--gumbel_scale``, ...), read back by :func:`player_options`.
+
+    Returns:
+      The parser; the script adds its own flags.
+    """
+    p = argparse.ArgumentParser(
+        prog=prog(file),
+        description=(doc or "").split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    if outdir is None:
+        p.add_argument("--outdir", required=True, help="where the tables and PNGs go (created)")
+    else:
+        p.add_argument("--outdir", default=outdir, help="where the tables and PNGs go (created)")
+    if seed:
+        p.add_argument("--seed", type=int, default=0, help="the run's seed")
+    if games is not None:
+        p.add_argument("--games", type=int, default=games, help=games_help)
+    if board_size is not None:
+        p.add_argument("--board_size", type=int, default=board_size)
+    if player:
+        from saijax import player_cli  # noqa: PLC0415
+
+        player_cli.add_player_flags(p, title="players (every net of the experiment)")
+        if visits is not None:
+            p.set_defaults(visits=visits)
+    return p
+
+
+def player_options(args: argparse.Namespace, **changes) -> player_cli.PlayerOptions:
+    """The player flags of ``args`` as :class:`saijax.player_cli.PlayerOptions`, with ``changes``.
+
+    The changes (PlayerOptions fields) replace the flags' values before they
+    are checked, so ``player_options(args, lambda_=0.0, mu=0.0)`` is valid
+    whatever ``--mu`` says (a script that sets the agents itself).
+
+    Raises:
+      ValueError: a bad value (the message names the flag).
+    """
+    from saijax import player_cli  # noqa: PLC0415
+
+    flags = {("control_option" if k == "control_options" else k): v for k, v in changes.items()}
+    return player_cli.options_from_args(argparse.Namespace(**{**vars(args), **flags}))
+
+
+# --------------------------------------------------------------------------
+# Lists and nets.
+
+
+def parse_list(text: str, kind: Callable = float) -> list:
+    """A comma list (``"0,1,2"``) as values; "" is the empty list."""
+    return [kind(x.strip()) for x in str(text).split(",") if x.strip()]
+
+
+def parse_nets(text: str) -> list[tuple[str | None, str]]:
+    """``"[NAME=]SPEC,..."`` as (name or None, spec) pairs."""
+    nets = []
+    for item in parse_list(text, str):
+        name, sep, spec = item.partition("=")
+        nets.append((name.strip(), spec.strip()) if sep else (None, item))
+    return nets
+
+
+def _default_name(spec: str) -> str | None:
+    if spec.startswith("zoo:"):
+        return spec[4:]
+    return spec if spec in ("random", "uniform") else None
+
+
+def load_nets(
+    nets: str | Sequence[tuple[str | None, str]],
+    *,
+    board_size: int | None,
+    options: player_cli.PlayerOptions | None = None,
+    seed: int = 0,
+) -> list[players.Player]:
+    """The players of ``nets`` (a ``[NAME=]SPEC`` comma list or :func:`parse_nets` pairs).
+
+    A net without a name is named after its zoo entry (``zoo:go7-S1`` →
+    ``go7-S1``), ``random`` for a random net, else as
+    :func:`saijax.player_cli.load_player` names it (``gen<generation>``).
+
+    Args:
+      nets: the nets.
+      board_size: their board size (None: a checkpoint's or zoo net's own).
+      options: the player flags (:func:`player_options`); default
+        :class:`saijax.player_cli.PlayerOptions`.
+      seed: a random net's seed.
+    """
+    from saijax import player_cli  # noqa: PLC0415
+
+    pairs = parse_nets(nets) if isinstance(nets, str) else list(nets)
+    options = options if options is not None else player_cli.PlayerOptions()
+    return [
+        player_cli.load_player(
+            spec, board_size=board_size, options=options, name=name or _default_name(spec), seed=seed
+        )
+        for name, spec in pairs
+    ]
+
+
+# --------------------------------------------------------------------------
+# Tables.
+
+
+def _cell(value: Any, digits: int | None) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return ""
+        return round(value, digits) if digits is not None else value
+    return value
+
+
+def write_csv(
+    path: str | os.PathLike, rows: Iterable[Mapping | Sequence], columns: Sequence[str] | None = None, *, digits=None
+):
+    """Writes ``rows`` as a CSV table with a header; returns the path.
+
+    The file is written whole and then renamed over ``path``, so a killed
+    run never leaves half a table.
+
+    Args:
+      path: the file (its directory is created).
+      rows: dicts (keys outside ``columns`` are left out), or sequences of
+        the ``columns``' values.
+      columns: the header; default every key of the rows in first-seen
+        order, except those starting with ``_`` (a row's private values).
+      digits: round floats to this many decimals (default: as they are).
+        NaN, infinities and None are written as empty cells.
+    """
+    rows = [r if isinstance(r, Mapping) else dict(zip(columns, r)) for r in rows]
+    if columns is None:
+        columns = [k for k in dict.fromkeys(k for r in rows for k in r) if not str(k).startswith("_")]
+    path = os.fspath(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows({k: _cell(r.get(k, ""), digits) for k in columns} for r in rows)
+    os.replace(tmp, path)
+    return path
+
+
+def read_csv(path: str | os.PathLike, *, text: Collection[str] | None = None) -> list[dict]:
+    """A CSV table as dicts of strings; with ``text``, every other non-empty cell as a float.
+
+    Raises:
+      FileNotFoundError: no such file.
+      ValueError: a cell that should be a number is not.
+    """
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    if text is None:
+        return rows
+    out = []
+    for i, r in enumerate(rows, start=2):
+        try:
+            out.append({k: (v if k in text or v == "" else float(v)) for k, v in r.items()})
+        except ValueError as e:
+            raise ValueError(f"{path}:{i}: {e}") from None
+    return out
+
+
+# --------------------------------------------------------------------------
+# Figures.
+
+
+def pyplot():
+    """matplotlib.pyplot, imported on first use (the backend is the caller's; scripts run with Agg)."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    return plt
+
+
+def save_figure(fig, path: str | os.PathLike) -> str:
+    """Saves ``fig`` as a PNG at :data:`DPI` and closes it; returns the path."""
+    path = os.fspath(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=DPI, format="png")
+    pyplot().close(fig)
+    return path
+
+
+# --------------------------------------------------------------------------
+# Errors and the entry point.
+
+
+def error(file: str, message: Any, *, exit_on_error: bool = False) -> int:
+    """Writes ``experiments.<script>: error: <message>`` as one line on stderr; returns 2.
+
+    With ``exit_on_error`` (the command line) the process ends there, the
+    line last on stderr (:func:`saijax.cli.exit_with_error`).
+    """
+    return cli.report_error(f"{prog(file)}: error: {message}", 2, exit_now=exit_on_error)
+
+
+def run_main(file: str, body: Callable[[], Any], *, exit_on_error: bool = False, errors=ERRORS) -> int:
+    """Runs a script's ``body`` with the Agg backend; returns 0, or 2 after :func:`error` on ``errors``."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    try:
+        body()
+    except errors as e:
+        return error(file, e, exit_on_error=exit_on_error)
+    return 0
+
+
+def run_script(
+    file: str,
+    parse_args: Callable[[Sequence[str] | None], argparse.Namespace],
+    run: Callable[[argparse.Namespace], Any],
+    argv: Sequence[str] | None = None,
+    *,
+    exit_on_error: bool = False,
+) -> int:
+    """A script's ``main``: parses ``argv`` and runs it under :func:`run_main`; returns the exit code."""
+    args = parse_args(argv)
+    return run_main(file, lambda: run(args), exit_on_error=exit_on_error)
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A Markdown table: the header, its rule, and a line per row (cells as ``str``)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# The resumable runner: cells -> games table.
+
+
+def games_path(outdir: str | os.PathLike, name: str = "games.csv") -> str:
+    """``<outdir>/<name>``, creating ``outdir``."""
+    os.makedirs(outdir, exist_ok=True)
+    return os.path.join(os.fspath(outdir), name)
+
+
+def reset_games(path: str) -> None:
+    """Removes a games table, so that a new run starts it afresh."""
+    if os.path.exists(path):
+        os.remove(path)
+
+
+def _keep_complete(path: str, games: int, key_of: Callable[[results.GameResult], Hashable]) -> set:
+    """Rewrites ``path`` keeping only the cells with at least ``games`` games; returns their keys."""
+    from saijax import results  # noqa: PLC0415
+
+    if not os.path.exists(path):
+        return set()
+    rows = results.read_results(path)
+    keys = [key_of(g) for g in rows]
+    counts: dict[Hashable, int] = {}
+    for k in keys:
+        counts[k] = counts.get(k, 0) + 1
+    done = {k for k, n in counts.items() if n >= games}
+    kept = [g for g, k in zip(rows, keys) if k in done]
+    tmp = path + ".keep" + os.path.splitext(path)[1]
+    reset_games(tmp)
+    results.append_results(tmp, kept)
+    if kept:
+        os.replace(tmp, path)
+    else:
+        reset_games(tmp)
+        reset_games(path)
+    return done
+
+
+def play_cells(
+    cells: Sequence[Cell],
+    play: Callable[[Cell, str], Sequence[results.GameResult]],
+    *,
+    path: str,
+    games: int,
+    key: Callable[[Cell], Hashable],
+    game_key: Callable[[results.GameResult], Hashable],
+    resume: bool = True,
+    report: Callable[[Cell, Sequence[results.GameResult]], str] | None = None,
+    out: Callable[[str], None] = lambda line: print(line, flush=True),
+) -> list[results.GameResult]:
+    """Plays the cells of an experiment into the games table ``path``, skipping finished ones.
+
+    With ``resume``, the cells that already have ``games`` games in ``path``
+    are kept and not replayed; the rows of a cell cut short (a killed run)
+    are dropped and the cell is played again whole. Without it the table
+    is started afresh.
+
+    Args:
+      cells: the cells, in playing order.
+      play: ``play(cell, path)`` plays one cell, appending its games to
+        ``path`` (e.g. ``MatchSettings(results_path=path)``), and returns them.
+      path: the games table (.csv or .jsonl, :mod:`saijax.results`).
+      games: the games of a complete cell.
+      key: a cell's key.
+      game_key: the key of the cell a game of the table belongs to.
+      resume: keep the complete cells of an existing table.
+      report: one line about a played cell (printed after ``[k/n]`` with its time).
+      out: where progress lines go.
+
+    Returns:
+      Every game of the table afterwards.
+    """
+    from saijax import results  # noqa: PLC0415
+
+    if resume:
+        done = _keep_complete(path, games, game_key)
+    else:
+        reset_games(path)
+        done = set()
+    todo = [c for c in cells if key(c) not in done]
+    out(f"{len(cells)} cells of {games} games ({len(cells) - len(todo)} already played)")
+    for k, cell in enumerate(todo):
+        t0 = time.time()
+        new = play(cell, path)
+        if report is not None:
+            out(f"[{k + 1}/{len(todo)}] {report(cell, new)}, {time.time() - t0:.0f}s")
+    return results.read_results(path) if os.path.exists(path) else []
+
+
+# --------------------------------------------------------------------------
+# Training runs.
+
+
+def kept_generations(workdir: str) -> list[int]:
+    """The generations with a finished checkpoint in a run's workdir."""
+    directory = os.path.join(workdir, "checkpoints")
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"{workdir} has no checkpoints directory")
+    return sorted(int(d) for d in os.listdir(directory) if d.isdecimal() and os.path.isdir(os.path.join(directory, d)))
+
+
+def read_metrics(workdir: str) -> dict[int, dict]:
+    """generation -> metrics line of ``metrics.jsonl`` (the last line of each generation wins)."""
+    path = os.path.join(workdir, "metrics.jsonl")
+    out: dict[int, dict] = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    row = json.loads(line)
+                    out[int(row["generation"])] = row
+    return out
+
+
+def log_lines(verbose: bool) -> Callable[[str], None] | None:
+    """A match's per-game log: print with ``--verbose``, else nothing."""
+    return (lambda line: print(line, flush=True)) if verbose else None

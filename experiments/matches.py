@@ -1,0 +1,366 @@
+"""Match conditions and their tables, shared by the experiments that play nets against each other.
+
+:mod:`experiments.handicap` (Figs. 3 and 4), :mod:`experiments.recovery`
+(Fig. 7), :mod:`experiments.elo_curve`, :mod:`experiments.gnugo_strength`
+and :mod:`experiments.baselines` play with these:
+
+* a :class:`Condition` is a cell of a figure (an opponent, a handicap and
+  the komi each colour of the strong net plays at); :func:`play_conditions`
+  plays many in lockstep matches and :func:`summary_rows` makes the win-rate
+  table (95% Wilson intervals, split by colour);
+* :func:`colour_record` is a player's record with one colour;
+* :func:`pairing_settings` is the match of an Elo pairing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from experiments import common
+from saijax import arena, go, match, players, results
+
+__all__ = [
+    "STRONG",
+    "WEAK",
+    "SUMMARY_COLUMNS",
+    "CONDITION_COLUMNS",
+    "add_match_flags",
+    "check_names",
+    "Condition",
+    "malus_conditions",
+    "white_conditions",
+    "Played",
+    "play_conditions",
+    "condition_rows",
+    "summary_rows",
+    "read_summary",
+    "format_table",
+    "start_positions",
+    "plot_win_rates",
+    "select",
+    "colour_record",
+    "pairing_settings",
+]
+
+# The zoo's 7×7 nets: the papers' S1–S3 and W1–W3.
+STRONG = "zoo:go7-S1,zoo:go7-S2,zoo:go7-S3"
+WEAK = "zoo:go7-W1,zoo:go7-W2,zoo:go7-W3"
+
+# The summary CSVs' columns (one row per cell and colour of the strong net).
+SUMMARY_COLUMNS = tuple(
+    "figure strong opponent lambda mu handicap malus strong_colour komi "
+    "games wins draws losses win_rate wilson_lo wilson_hi mean_margin mean_win_margin".split()
+)
+# conditions.csv: the condition of the games with these (black, white, komi, handicap).
+CONDITION_COLUMNS = tuple("black white komi handicap figure strong opponent strong_colour malus lambda mu".split())
+_TEXT = ("figure", "strong", "opponent", "strong_colour")
+
+
+def add_match_flags(parser, *, plot_only: str, max_batch: bool = True) -> None:
+    """The flags of the experiments that play strong nets in lockstep matches (handicap, recovery, score
+    targeting): the strong nets, resigning, random openings, redrawing and logging.
+
+    Args:
+      parser: the script's parser (:func:`experiments.common.make_parser`).
+      plot_only: the help of ``--plot_only``: what it redraws from ``--outdir``.
+      max_batch: whether there is a ``--max_batch`` (games per lockstep match).
+    """
+    parser.add_argument("--strong", default=STRONG, help="strong nets: comma list of [NAME=]SPEC")
+    parser.add_argument(
+        "--resign_threshold", type=float, default=None, help="resign below this value (default: never, played out)"
+    )
+    parser.add_argument("--score_visits", type=int, default=1000, help="the score estimate's search at a resignation")
+    parser.add_argument("--opening_moves", type=int, default=0, help="random opening moves per game pair")
+    if max_batch:
+        parser.add_argument("--max_batch", type=int, default=1024, help="most games per lockstep match")
+    parser.add_argument("--plot_only", action="store_true", help=plot_only)
+    parser.add_argument("--verbose", action="store_true", help="a line per game")
+
+
+def check_names(nets: Sequence[players.Player]) -> None:
+    """Raises ValueError if two nets share a name (the games table tells nets apart by name)."""
+    names = [p.name for p in nets]
+    for name in names:
+        if names.count(name) > 1 or f"{name}-copy" in names:
+            raise ValueError(f"two nets are named {name!r} (or its copy's name); name them with NAME=SPEC")
+
+
+@dataclasses.dataclass(frozen=True)
+class Condition:
+    """One cell of a figure: games of a strong net against an opponent under one setting.
+
+    Attributes:
+      figure: "fig3", "fig4" or "fig7".
+      opponent: the opponent's label in tables and plots ("itself" for a
+        net against its copy).
+      handicap: 0 (even), 1 (H1) or >= 2 stones, White first.
+      malus: points against the strong net relative to the setting's base
+        komi: the even komi in Fig. 3, the plain handicap's 0.5 in Fig. 4,
+        the recovery experiment's base komis in Fig. 7.
+      komi_black: Black's komi when the strong net has Black.
+      komi_white: Black's komi when the strong net has White.
+    """
+
+    figure: str
+    opponent: str
+    handicap: int
+    malus: float
+    komi_black: float
+    komi_white: float
+
+
+def malus_conditions(figure: str, opponent: str, maluses: Sequence[float], komi: float) -> list[Condition]:
+    """Even games with ``m`` points against the strong net, colour-relative (Fig. 3)."""
+    out = []
+    for m in maluses:
+        as_black, as_white = match.colour_relative_komi(komi, m, [True, False])
+        out.append(Condition(figure, opponent, 0, float(m), as_black, as_white))
+    return out
+
+
+def white_conditions(figure: str, opponent: str, handicap: int, komis: Sequence[float], *, base: float):
+    """The strong net as White at each of ``komis``; its malus is ``base − komi`` (Figs. 4 and 7)."""
+    return [Condition(figure, opponent, int(handicap), float(base - k), float(k), float(k)) for k in komis]
+
+
+@dataclasses.dataclass(frozen=True)
+class Played:
+    """A played game and its condition."""
+
+    condition: Condition
+    strong: str  # the strong player's name in the games table
+    game: results.GameResult
+
+
+def play_conditions(
+    strong: players.Player,
+    opponent: players.Player,
+    conditions: Sequence[Condition],
+    *,
+    games: int,
+    colours: str,
+    seed: int,
+    max_batch: int = 1024,
+    resign_threshold: float | None = None,
+    score_visits: int | None = 1000,
+    opening_moves: int = 0,
+    results_path: str | None = None,
+    log: Callable[[str], None] | None = None,
+) -> list[Played]:
+    """Plays ``games`` games per condition between ``strong`` (side A) and ``opponent``.
+
+    The conditions are batched into lockstep matches of at most
+    ``max_batch`` games (whole conditions; at least one per match), with one
+    komi and handicap per game. With ``colours="alternate"`` the strong net
+    has Black in the even-numbered games of each condition, so ``games``
+    must be even; with ``"a_white"`` or ``"a_black"`` it keeps one colour.
+
+    Args:
+      strong, opponent: the two players (distinct names).
+      conditions: the cells to play.
+      games: games per condition.
+      colours: :class:`saijax.match.MatchSettings` colours, side A = strong.
+      seed: match seeds are ``seed + k`` for the k-th lockstep match.
+      max_batch: most games per lockstep match.
+      resign_threshold, score_visits, opening_moves, results_path: as in
+        :class:`saijax.match.MatchSettings`.
+      log: called with a line per game.
+
+    Returns:
+      One :class:`Played` per game.
+    """
+    if colours == "alternate" and games % 2:
+        raise ValueError(f"--games must be even when colours alternate (half the games as Black), got {games}")
+    per_match = max(1, int(max_batch) // int(games))
+    out = []
+    for k, start in enumerate(range(0, len(conditions), per_match)):
+        chunk = conditions[start : start + per_match]
+        n = games * len(chunk)
+        a_black = match.MatchSettings(games=n, colours=colours).side_a_black()
+        cond = [c for c in chunk for _ in range(games)]
+        settings = match.MatchSettings(
+            games=n,
+            komi=tuple(c.komi_black if b else c.komi_white for c, b in zip(cond, a_black)),
+            handicap=tuple(c.handicap for c in cond),
+            colours=colours,
+            seed=int(seed) + k,
+            resign_threshold=resign_threshold,
+            score_visits=score_visits,
+            opening_moves=opening_moves,
+            results_path=results_path,
+        )
+        played = arena.play_match(strong, opponent, settings, log=log)
+        out.extend(Played(c, strong.name, g) for c, g in zip(cond, played))
+    return out
+
+
+def _strong_colour(p: Played) -> str:
+    return "black" if p.game.black == p.strong else "white"
+
+
+def condition_rows(played: Sequence[Played], agents: dict[str, tuple[float, float]] | None = None) -> list[dict]:
+    """One row per distinct (black, white, komi, handicap): the condition of those games."""
+    rows: dict[tuple, dict] = {}
+    for p in played:
+        g = p.game
+        key = (g.black, g.white, g.komi, g.handicap)
+        lam, mu = (agents or {}).get(p.strong, (0.0, 0.0))
+        row = dict(
+            black=g.black,
+            white=g.white,
+            komi=g.komi,
+            handicap=g.handicap,
+            figure=p.condition.figure,
+            strong=p.strong,
+            opponent=p.condition.opponent,
+            strong_colour=_strong_colour(p),
+            malus=p.condition.malus,
+            mu=mu,
+            **{"lambda": lam},
+        )
+        if key in rows and rows[key] != row:
+            raise ValueError(f"two conditions share the games key {key}: {rows[key]} and {row}")
+        rows[key] = row
+    return list(rows.values())
+
+
+def _stats_row(base: dict, colour: str, komi, stats: results.ColourStats) -> dict:
+    lo, hi = results.wilson_interval(stats.wins + 0.5 * stats.draws, stats.games)
+    return {
+        **base,
+        "strong_colour": colour,
+        "komi": komi,
+        "games": stats.games,
+        "wins": stats.wins,
+        "draws": stats.draws,
+        "losses": stats.losses,
+        "win_rate": round(stats.win_rate, 4),
+        "wilson_lo": round(lo, 4),
+        "wilson_hi": round(hi, 4),
+        "mean_margin": round(stats.mean_margin, 2),
+        "mean_win_margin": round(stats.mean_win_margin, 2),
+    }
+
+
+def summary_rows(played: Sequence[Played], agents: dict[str, tuple[float, float]] | None = None) -> list[dict]:
+    """Win rates per condition and strong net, split by the strong net's colour.
+
+    Each (strong net, condition) gives a row per colour the strong net
+    played, and a ``both`` row when it played both; columns
+    :data:`SUMMARY_COLUMNS`. Draws count half; the intervals are 95% Wilson.
+    """
+    cells: dict[tuple[str, Condition], list[results.GameResult]] = {}
+    for p in played:
+        cells.setdefault((p.strong, p.condition), []).append(p.game)
+    rows = []
+    for (strong, c), games in cells.items():
+        lam, mu = (agents or {}).get(strong, (0.0, 0.0))
+        s = results.summarize(games, strong)
+        base = dict(figure=c.figure, strong=strong, opponent=c.opponent, mu=mu, handicap=c.handicap, malus=c.malus)
+        base["lambda"] = lam
+        colours = [("black", c.komi_black, s.black), ("white", c.komi_white, s.white)]
+        for colour, komi, stats in colours:
+            if stats.games:
+                rows.append(_stats_row(base, colour, komi, stats))
+        if s.black.games and s.white.games:
+            rows.append(_stats_row(base, "both", "", s.overall))
+    return [{k: r[k] for k in SUMMARY_COLUMNS} for r in rows]
+
+
+def read_summary(path: str) -> list[dict]:
+    """A summary CSV (:data:`SUMMARY_COLUMNS`), numbers as floats."""
+    return common.read_csv(path, text=_TEXT)
+
+
+def format_table(rows: Sequence[dict]) -> str:
+    """The summary as text: one line per cell, win rate and Wilson interval in %."""
+    lines = [
+        f"{'strong':>14s} {'opponent':>10s} {'lambda':>6s} {'H':>2s} {'malus':>6s} {'colour':>6s} {'komi':>5s} "
+        f"{'games':>5s} {'win %':>6s} {'95% Wilson':>13s} {'margin':>7s}"
+    ]
+    for r in rows:
+        komi = "" if r["komi"] == "" else f"{float(r['komi']):g}"
+        margin = float(r["mean_margin"]) if r["mean_margin"] != "" else math.nan
+        lines.append(
+            f"{r['strong']:>14s} {r['opponent']:>10s} {float(r['lambda']):6g} {int(r['handicap']):2d} "
+            f"{float(r['malus']):6g} {r['strong_colour']:>6s} {komi:>5s} {int(r['games']):5d} "
+            f"{100 * float(r['win_rate']):6.1f} [{100 * float(r['wilson_lo']):4.1f}, "
+            f"{100 * float(r['wilson_hi']):5.1f}] {'' if math.isnan(margin) else f'{margin:+7.1f}'}"
+        )
+    return "\n".join(lines)
+
+
+def start_positions(nets: Sequence[players.Player], handicaps: Sequence[int]) -> list[dict]:
+    """Each net's α, β on the start positions, and the komi at which it thinks them even.
+
+    α is the lead of the player to move, before komi (docs/design.md §4):
+    Black's with no stones or H1, White's with H >= 2 stones. The even komi
+    (Black's) is α when Black is to move and −α when White is.
+    """
+    import jax  # noqa: PLC0415
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    rows = []
+    for net in nets:
+        rules = go.GoRules(net.board_size)
+        for h in handicaps:
+            state = jax.vmap(lambda k: go.init(rules, k, h))(jnp.zeros(1, jnp.float32))
+            _, alpha, beta = net.evaluator(net.variables, state)
+            alpha, beta, to_play = (float(np.asarray(v)[0]) for v in (alpha, beta, state.to_play))
+            rows.append(
+                dict(
+                    net=net.name,
+                    handicap=h,
+                    to_play="black" if to_play > 0 else "white",
+                    alpha=round(alpha, 3),
+                    beta=round(beta, 4),
+                    even_komi=round(alpha if to_play > 0 else -alpha, 2),
+                )
+            )
+    return rows
+
+
+def plot_win_rates(ax, x, rows, **kwargs):
+    """Win rates of summary ``rows`` at ``x`` with their Wilson intervals as error bars."""
+    y = np.array([float(r["win_rate"]) for r in rows])
+    lo = np.array([float(r["wilson_lo"]) for r in rows])
+    hi = np.array([float(r["wilson_hi"]) for r in rows])
+    ax.errorbar(x, y, yerr=[y - lo, hi - y], capsize=3, ms=4, **kwargs)
+
+
+def select(rows, **where):
+    """The rows whose columns equal ``where``'s values."""
+    return [r for r in rows if all(r[k] == v for k, v in where.items())]
+
+
+def colour_record(games: list[results.GameResult], player: str, colour: str) -> dict:
+    """A player's record with one colour over a one-colour match: games, wins,
+    draws, win rate with its 95% Wilson interval, mean margin."""
+    s = results.summarize(games, player)
+    stats = s.black if colour == "black" else s.white
+    return {
+        "games": stats.games,
+        "wins": stats.wins,
+        "draws": stats.draws,
+        "win_rate": round(stats.win_rate, 4),
+        "wilson_lo": round(s.wilson[0], 4),
+        "wilson_hi": round(s.wilson[1], 4),
+        "mean_margin": round(stats.mean_margin, 2),
+    }
+
+
+def pairing_settings(args, k: int, results_path: str) -> match.MatchSettings:
+    """The k-th Elo pairing's match: ``args.games`` games at ``args.komi``, colours
+    alternating, ``args.opening_moves`` random opening moves, its own seed."""
+    return match.MatchSettings(
+        games=args.games,
+        komi=args.komi,
+        seed=args.seed * 100_003 + k,
+        opening_moves=args.opening_moves,
+        score_visits=None,
+        results_path=results_path,
+    )

@@ -1,0 +1,85 @@
+"""experiments/ablation.py: learning curves, the exported nets, the round robin, resuming and adding an arm."""
+
+import json
+import os
+
+import jax
+import optax
+import pytest
+
+from experiments import ablation, common
+from saijax import checkpoints, networks, training
+
+
+def _arm(root, name, seed, first_moves):
+    """A fake run: one tiny 5×5 checkpoint and a metrics.jsonl with one line per generation."""
+    workdir = os.path.join(root, name)
+    spec = networks.NetworkSpec(board_size=5, blocks=1, filters=8)
+    state = training.create_train_state(spec.build(), optax.sgd(0.1), jax.random.PRNGKey(seed))
+    with checkpoints.Checkpointer(workdir) as ckpt:
+        ckpt.save(len(first_moves) - 1, state=state, rng_key=jax.random.PRNGKey(0), network=spec, replay_dir=workdir)
+    with open(os.path.join(workdir, "metrics.jsonl"), "w") as f:
+        for g, move in enumerate(first_moves):
+            line = {"generation": g, "selfplay_evaluations": 1e6, "seconds": 60.0, "first_move": move}
+            line |= {"alpha_empty": float(g), "beta_empty": 0.1 * (g + 1), "score_error": 10.0 - g}
+            f.write(json.dumps(line) + "\n")
+    return workdir
+
+
+@pytest.fixture(scope="module")
+def arms(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("arms"))
+    return {
+        "base": _arm(root, "base", 1, ["C2", "C3", "B2", "C3"]),
+        "noise": _arm(root, "noise", 2, ["C3", "C3", "C3"]),
+    }
+
+
+def test_d4_from_is_where_the_first_move_settles():
+    curve = [{"generation": g, "first_move": m} for g, m in enumerate(["D4", "C4", "D4", "D4"])]
+    assert ablation.d4_from(curve) == 2
+    assert ablation.d4_from(curve, "C4") == ""
+
+
+def test_arms_need_names_and_workdirs(tmp_path):
+    with pytest.raises(ValueError, match="NAME=WORKDIR"):
+        ablation.parse_arms(str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="no workdir"):
+        ablation.parse_arms(f"x={tmp_path}/missing")
+
+
+def test_ablation_rates_arms_and_adds_a_later_one(arms, tmp_path, capsys):
+    out = str(tmp_path / "out")
+    flags = ["--board_size=5", "--visits=2", "--games=2", "--opening_moves=2", "--komi=0.5", f"--outdir={out}"]
+    assert ablation.main([f"--arms=base={arms['base']}", *flags]) == 0
+    rows = common.read_csv(os.path.join(out, "arms.csv"))
+    assert [r["arm"] for r in rows] == ["base"]
+    assert float(rows[0]["evaluations_m"]) == 4.0 and float(rows[0]["minutes"]) == 4.0
+    assert rows[0]["d4_from"] == ""  # never D4
+    assert float(rows[0]["alpha_empty"]) == pytest.approx(1.5)  # mean of 0..3 with the default --last 10
+
+    # A later session adds an arm: the first arm's curve and net are kept, every pair is rated.
+    assert ablation.main([f"--arms=noise={arms['noise']}", "--last=2", *flags]) == 0
+    rows = {r["arm"]: r for r in common.read_csv(os.path.join(out, "arms.csv"))}
+    assert set(rows) == {"base", "noise"}
+    assert float(rows["base"]["alpha_empty"]) == pytest.approx(2.5)  # last 2 generations: 2, 3
+    assert float(rows["base"]["elo"]) == 0.0  # the anchor: the first arm of curves.csv
+    games = common.read_csv(os.path.join(out, "games.csv"))
+    assert len(games) == 2 and {games[0]["black"], games[0]["white"]} == {"base", "noise"}
+    assert os.path.exists(os.path.join(out, "ablation.png"))
+    assert "| noise |" in capsys.readouterr().out
+
+    # Resuming plays nothing again; --plot_only redraws from the tables.
+    assert ablation.main(flags) == 0
+    assert len(common.read_csv(os.path.join(out, "games.csv"))) == 2
+    os.remove(os.path.join(out, "ablation.png"))
+    assert ablation.main([*flags, "--plot_only"]) == 0
+    assert os.path.exists(os.path.join(out, "ablation.png"))
+
+
+def test_a_bad_anchor_is_one_error_line(arms, tmp_path, capsys):
+    flags = ["--board_size=5", "--visits=2", "--games=0", f"--outdir={tmp_path}"]
+    assert ablation.main([f"--arms=base={arms['base']}", *flags]) == 0
+    assert ablation.main([*flags, "--games=2", "--anchor=nope"]) == 0  # one arm only: nothing to rate
+    assert ablation.main([f"--arms=noise={arms['noise']}", *flags, "--games=2", "--anchor=nope"]) == 2
+    assert "experiments.ablation: error: --anchor 'nope' is not an arm" in capsys.readouterr().err

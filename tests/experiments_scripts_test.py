@@ -1,0 +1,209 @@
+"""Every experiments/ script: its flags (--help, the README's commands) and a tiny run into tmp_path.
+
+The tiny runs play 5×5 games between ``uniform`` players (random legal
+moves, no network to initialise; 2 visits, 2 games per cell) in this
+process, through each script's ``main(argv)``: every match has the same
+shape, so the scripts share compiled searches. The scripts that play GNU Go
+are marked slow.
+"""
+
+import importlib
+import os
+import pathlib
+import re
+import shlex
+import shutil
+
+import pytest
+
+from experiments import common
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+LIBRARIES = {"__init__", "common", "matches"}
+SCRIPTS = sorted(p.stem for p in (REPO / "experiments").glob("*.py") if p.stem not in LIBRARIES)
+# The twelve experiment scripts (besides others, e.g. reanalysis.py, with their own tests).
+EXPERIMENTS = (
+    "baselines",
+    "elo_curve",
+    "gnugo_strength",
+    "handicap",
+    "position_control",
+    "recovery",
+    "score_estimation",
+    "score_targeting",
+    "score_vs_winrate",
+    "sigmoid_figures",
+    "styles",
+    "suboptimal_moves",
+)
+NETS = ["--board_size=5", "--visits=2"]
+
+
+def _script(name):
+    return importlib.import_module(f"experiments.{name}")
+
+
+def _readme_commands():
+    """(script, argv) of every ``python experiments/<script>.py ...`` command in experiments/README.md."""
+    text = (REPO / "experiments" / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
+    out = []
+    for line in text.splitlines():
+        found = re.search(r"python experiments/(\w+)\.py\s+(.*)", line)
+        if found and found[1] in EXPERIMENTS:
+            argv = shlex.split(found[2].split("  #")[0].split("`")[0], comments=True)
+            out.append((found[1], argv))
+    return out
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_help(name, capsys):
+    with pytest.raises(SystemExit) as e:
+        _script(name).main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: experiments.{name}") and "--outdir" in out
+
+
+def test_every_script_is_tested():
+    assert set(SCRIPTS) >= set(EXPERIMENTS)
+    assert not (REPO / "experiments" / "nets.py").exists(), "nets.py went into experiments/common.py"
+
+
+@pytest.mark.parametrize("name, argv", _readme_commands(), ids=lambda x: x if isinstance(x, str) else "cmd")
+def test_readme_commands_parse(name, argv):
+    args = _script(name).parse_args(argv)
+    assert args.outdir
+
+
+@pytest.mark.parametrize(
+    "name", ["handicap", "recovery", "score_targeting", "score_estimation", "suboptimal_moves", "elo_curve"]
+)
+def test_gumbel_scale_is_a_player_flag_and_zero_by_default(name):
+    required = ["--workdir=w"] if name == "elo_curve" else []
+    assert _script(name).parse_args(["--outdir=x", *required]).gumbel_scale == 0.0
+    assert _script(name).parse_args(["--outdir=x", "--gumbel_scale=1", *required]).gumbel_scale == 1.0
+
+
+def test_gnugo_scripts_need_their_nets():
+    with pytest.raises(SystemExit):
+        _script("gnugo_strength").parse_args(["--outdir=x"])  # neither --nets nor --workdir
+
+
+def _run(name, *argv):
+    assert _script(name).main([str(a) for a in argv]) == 0
+
+
+def _files(path):
+    return sorted(os.listdir(path))
+
+
+# --------------------------------------------------------------------------
+# Tiny runs: no nets.
+
+
+def test_sigmoid_figures_run(tmp_path):
+    _run("sigmoid_figures", "--outdir", tmp_path)
+    assert {"fig1_sigmoids.png", "fig1_sigmoids.csv", "ecai_fig1_interval_average.csv"} <= set(_files(tmp_path))
+    rows = common.read_csv(tmp_path / "ecai_fig1_interval_average.csv")
+    assert rows[0] == {"quantity": "root_alpha", "value": "20.0"}
+
+
+def test_score_vs_winrate_run(tmp_path):
+    _run("score_vs_winrate", "--num_mdps=10", "--depth=3", "--num_bins=5", "--outdir", tmp_path)
+    for stem in ("prop1_bandit", "fig3_outcome_loss_by_level", "fig4_variance_log_ratio"):
+        assert (tmp_path / f"{stem}.png").exists() and (tmp_path / f"{stem}.csv").exists()
+    assert len(common.read_csv(tmp_path / "fig3_outcome_loss_by_level.csv")) == 4  # levels 0..3
+
+
+def test_baselines_plot_stage_from_the_shipped_tables(tmp_path):
+    for name in ("elo.csv", "curves.csv", "gnugo.csv", "calibration.csv", "calibration_moves.csv"):
+        shutil.copy(REPO / "experiments" / "results" / "go5_baselines" / name, tmp_path)
+    _run("baselines", "--stages=plot", "--outdir", tmp_path)
+    summary = common.read_csv(tmp_path / "summary.csv")
+    assert summary[0]["arm"] == "SAI" and (tmp_path / "baselines.png").exists()
+
+
+def test_elo_curve_redraws_the_shipped_tables(tmp_path):
+    for name in ("elo.csv", "learning_curve.csv"):
+        shutil.copy(REPO / "experiments" / "results" / "go7" / name, tmp_path)
+    _run("elo_curve", "--plot_only", "--outdir", tmp_path)
+    assert (tmp_path / "elo_curve.png").exists()
+
+
+def test_a_missing_table_is_one_error_line(tmp_path, capsys):
+    assert _script("elo_curve").main(["--plot_only", "--outdir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith("experiments.elo_curve: error: ")
+
+
+# --------------------------------------------------------------------------
+# Tiny runs: uniform players on 5×5.
+
+
+def test_handicap_and_recovery_run(tmp_path):
+    common_flags = [*NETS, "--games=2", "--score_visits=2", "--weak=W=uniform"]
+    _run("handicap", *common_flags, "--strong=S=uniform", "--komi=0.5", "--maluses=0", "--h1_komis=0.5",
+         "--h2_komis=", "--outdir", tmp_path / "h")  # fmt: skip
+    assert {"games.csv", "conditions.csv", "fig3_summary.csv", "fig4_summary.csv", "start_positions.csv",
+            "fig3_handicap_by_komi.png", "fig4_handicap_by_stones.png"} <= set(_files(tmp_path / "h"))  # fmt: skip
+    fig3 = common.read_csv(tmp_path / "h" / "fig3_summary.csv", text=("figure", "strong", "opponent", "strong_colour"))
+    assert {r["opponent"] for r in fig3} == {"itself", "W"} and all(r["games"] in (1, 2) for r in fig3)
+    os.remove(tmp_path / "h" / "fig3_handicap_by_komi.png")
+    _run("handicap", "--plot_only", "--outdir", tmp_path / "h")
+    assert (tmp_path / "h" / "fig3_handicap_by_komi.png").exists()
+    _run("recovery", *NETS, "--games=2", "--score_visits=2", "--strong=S=uniform", "--opponent=W=uniform",
+         "--lambdas=0.5,1", "--mu=0.25", "--h1_maluses=0", "--h2_maluses=", "--outdir", tmp_path / "r")  # fmt: skip
+    rows = common.read_csv(tmp_path / "r" / "fig7_summary.csv")
+    assert (
+        sorted(float(r["lambda"]) for r in rows) == [0.5, 1.0]
+        and {r["mu"] for r in rows} == {"0.25"}
+        and (tmp_path / "r" / "fig7_recovery.png").exists()
+    )
+
+
+def test_score_targeting_runs_and_resumes(tmp_path, capsys):
+    argv = [*NETS, "--games=2", "--strong=S=uniform", "--weak=W=uniform", "--komi=0.5", "--figures=5",
+            "--lambdas=1", "--mu_fractions=0", "--outdir", tmp_path]  # fmt: skip
+    _run("score_targeting", *argv)
+    assert {"games.csv", "cells.csv", "table1.csv", "fig5_score_targeting.png"} <= set(_files(tmp_path))
+    assert "4 cells of 2 games (0 already played)" in capsys.readouterr().out
+    _run("score_targeting", *argv, "--resume")
+    assert "4 cells of 2 games (4 already played)" in capsys.readouterr().out
+
+
+def test_score_estimation_run(tmp_path):
+    _run("score_estimation", *NETS, "--games=2", "--strong=S=uniform", "--opponents=W=uniform", "--scorer=uniform",
+         "--score_visits=2", "--komi=0.5", "--resign_threshold=0.5", "--outdir", tmp_path)  # fmt: skip
+    assert {"games.csv", "summary.csv", "score_estimation.png"} <= set(_files(tmp_path))
+    assert [r["estimator"] for r in common.read_csv(tmp_path / "summary.csv")] == ["scorer 2 visits", "own search"]
+
+
+def test_suboptimal_moves_run(tmp_path):
+    _run("suboptimal_moves", *NETS, "--games=2", "--strong=S=uniform", "--opponent=W=uniform", "--scorer=uniform",
+         "--agents=0:0", "--score_visits=2", "--komi=0.5", "--opening_moves=0", "--outdir", tmp_path)  # fmt: skip
+    assert {"games.csv", "moves.csv", "summary.csv", "suboptimal_moves.png"} <= set(_files(tmp_path))
+
+
+# --------------------------------------------------------------------------
+# Tiny runs against GNU Go (slow: a GTP process per game).
+
+_GNUGO = dict(reason="GNU Go is not installed")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("gnugo") is None and not os.path.exists("/usr/games/gnugo"), **_GNUGO)
+@pytest.mark.parametrize(
+    "name, argv, outputs",
+    [
+        ("gnugo_strength", ["--nets=uniform", "--games=1", "--black_komi=0.5", "--white_komi=0.5"],
+         {"summary.csv", "gnugo_strength.png"}),
+        ("position_control", ["--net=uniform", "--games=2", "--methods=none,C:2.5", "--black_komi=0.5",
+                              "--white_komi=0.5"], {"summary.csv", "games.csv", "position_control.png"}),
+        ("styles", ["--net=uniform", "--games=2", "--players=plain,online-centre", "--black_komi=0.5",
+                    "--white_komi=0.5"], {"summary.csv", "moves.csv", "styles.png"}),
+    ],
+)  # fmt: skip
+def test_gnugo_scripts_run(name, argv, outputs, tmp_path, monkeypatch):
+    if shutil.which("gnugo") is None:
+        monkeypatch.setenv("PATH", os.environ["PATH"] + os.pathsep + "/usr/games")
+    _run(name, *NETS, "--level=1", *argv, "--outdir", tmp_path)
+    assert outputs <= set(_files(tmp_path))
