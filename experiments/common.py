@@ -33,15 +33,9 @@ import math
 import os
 import time
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-from saijax import cli
-
-if TYPE_CHECKING:
-    from saijax import player_cli, players, results
-
-# saijax.player_cli and saijax.results are imported where they are used: the
-# scripts that play no nets (sigmoid_figures, score_vs_winrate) start without jax.
+from saijax import cli, player_cli, players, results
 
 __all__ = [
     "DPI",
@@ -132,8 +126,6 @@ def make_parser(
     if board_size is not None:
         p.add_argument("--board_size", type=int, default=board_size)
     if player:
-        from saijax import player_cli  # noqa: PLC0415
-
         player_cli.add_player_flags(p, title="players (every net of the experiment)")
         if visits is not None:
             p.set_defaults(visits=visits)
@@ -150,7 +142,6 @@ def player_options(args: argparse.Namespace, **changes) -> player_cli.PlayerOpti
     Raises:
       ValueError: a bad value (the message names the flag).
     """
-    from saijax import player_cli  # noqa: PLC0415
 
     flags = {("control_option" if k == "control_options" else k): v for k, v in changes.items()}
     return player_cli.options_from_args(argparse.Namespace(**{**vars(args), **flags}))
@@ -200,7 +191,6 @@ def load_nets(
         :class:`saijax.player_cli.PlayerOptions`.
       seed: a random net's seed.
     """
-    from saijax import player_cli  # noqa: PLC0415
 
     pairs = parse_nets(nets) if isinstance(nets, str) else list(nets)
     options = options if options is not None else player_cli.PlayerOptions()
@@ -360,7 +350,6 @@ def reset_games(path: str) -> None:
 
 def _keep_complete(path: str, games: int, key_of: Callable[[results.GameResult], Hashable]) -> set:
     """Rewrites ``path`` keeping only the cells with at least ``games`` games; returns their keys."""
-    from saijax import results  # noqa: PLC0415
 
     if not os.path.exists(path):
         return set()
@@ -416,7 +405,6 @@ def play_cells(
     Returns:
       Every game of the table afterwards.
     """
-    from saijax import results  # noqa: PLC0415
 
     if resume:
         done = _keep_complete(path, games, game_key)

@@ -18,6 +18,8 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from experiments import common
@@ -301,9 +303,6 @@ def start_positions(nets: Sequence[players.Player], handicaps: Sequence[int]) ->
     Black's with no stones or H1, White's with H >= 2 stones. The even komi
     (Black's) is α when Black is to move and −α when White is.
     """
-    import jax  # noqa: PLC0415
-    import jax.numpy as jnp  # noqa: PLC0415
-
     rows = []
     for net in nets:
         rules = go.GoRules(net.board_size)
