@@ -49,6 +49,17 @@ def get_config() -> ml_collections.ConfigDict:
     # from the mover's view. Trained by training.ownership_weight; self-play
     # records the targets only when it is on. Off: SAI's net.
     config.network.ownership_head = False
+    # KataGo's global pooling (Wu 2019 §4.1; docs/design.md §3): every third
+    # residual block (the last one in a net of 1 or 2 blocks) adds a bias from
+    # the per-channel mean and max over the board of extra pooled channels,
+    # and the policy and value heads also read the trunk's mean/max pooled
+    # features. New parameters, same outputs. Off: SAI's net.
+    config.network.global_pooling = False
+    # KataGo's opponent-reply policy head (Wu 2019 §4.2): a second policy head
+    # predicting the opponent's reply (target: the next position's policy
+    # target). Trained by training.opponent_policy_weight; self-play records
+    # the targets only when it is on; search ignores it. Off: SAI's net.
+    config.network.opponent_policy_head = False
     # Compute precision of the net in self-play, gating and the empty-board
     # metrics: 'float32' or 'bfloat16' (trunk and hidden layers in bfloat16,
     # outputs float32; what a GPU or TPU runs fastest, see docs/performance.md).
@@ -202,6 +213,32 @@ def get_config() -> ml_collections.ConfigDict:
     # as the score head's loss (so ~1..20). Named apart from score_weight,
     # which weighs the LZS score head. 0: off (SAI).
     config.training.score_aux_weight = 0.0
+    # Weight of the opponent policy head's cross-entropy against the next
+    # position's policy target (rows without one, e.g. a game's last
+    # position, are left out). KataGo used 0.15. > 0 needs
+    # network.opponent_policy_head. 0: off (SAI).
+    config.training.opponent_policy_weight = 0.0
+    # Weight averaging (KataGo's lesson): every train step also updates an
+    # exponential moving average of the params and of the batch-norm running
+    # stats, ema ← d·ema + (1 − d)·live, starting from the live weights.
+    # Self-play, gating's candidates, the α_∅/β_∅ metrics and the network of
+    # each checkpoint (`checkpoints.load_network`: players, GTP, zoo) use the
+    # average; training goes on from the live weights. Its horizon is about
+    # 1/(1 − d) steps, e.g. 0.99 (100 steps) for 200 steps a generation; a
+    # horizon much longer than a generation lets the playing net lag behind.
+    # Departure: KataGo averages snapshots of the weights (SWA-style), not an
+    # EMA. In [0, 1); 0: off (SAI).
+    config.training.ema_decay = 0.0
+    # Training reuse ratio r: when > 0, a generation trains
+    # round(r · new rows / batch_size) steps (at least 1) instead of
+    # steps_per_generation, so each new self-play row is sampled about r
+    # times however long the games are (KataGo: about 4). The learning-rate
+    # schedules still key on generations: each generation trains at the
+    # schedule's rate at its start (steps_per_generation still converts
+    # generations to steps there, and sets a grown net's catch-up steps).
+    # Every run logs the ratio as train_samples_per_new_row (configs/go7.py:
+    # about 2.5). 0: off.
+    config.training.samples_per_new_row = 0.0
 
     # --- Optional weak gating (docs/design.md §7). Off: SAI promotes every net.
     config.gating = ml_collections.ConfigDict()

@@ -5,13 +5,17 @@ with one step directory per generation (`checkpoints/12/`) holding two items:
 
 * `state`: the `training.TrainState` (params, batch stats, optimizer state,
   global step) under `train_state`, the run's PRNG key as raw uint32
-  data under `rng`, and, in a gated run, the variables of the promoted net
-  (the one that plays the next generation's self-play) under `selfplay`;
+  data under `rng`, in a gated run the variables of the promoted net
+  (the one that plays the next generation's self-play) under `selfplay`,
+  and with weight averaging (`training.ema_decay` > 0, a
+  `training.EmaTrainState`) the averaged `{'params', 'batch_stats'}` under
+  `ema` (`train_state` then holds the live net, exactly as without EMA);
 * `meta` (JSON), one flat object: `format_version`, `generation`, the
   network's `networks.NetworkSpec` fields (`board_size`, `blocks`,
   `filters`, `value_head`, `beta_scale`), `replay_dir`, `rng_impl` (the
-  key's PRNG implementation), `selfplay_net` (whether `selfplay` is stored)
-  and `extra` (the caller's JSON-able fields).
+  key's PRNG implementation), `selfplay_net` (whether `selfplay` is stored),
+  `ema_net` (whether `ema` is stored; only written when true, missing
+  reads as false) and `extra` (the caller's JSON-able fields).
 
 Metadata formats: 2 (written now) records `beta_scale`, the effective
 float. Format 1 did not, and is still read: its `beta_scale` reads as None,
@@ -36,7 +40,8 @@ Unreadable or incompatible checkpoints raise `CheckpointError` (a
 `load_network` reads one checkpoint's network for play (GTP, the arena)
 without a `Checkpointer`: read-only, and only the network variables: the
 promoted net's where the run was gated (the net of that generation in SAI's
-sense), else the trained net's.
+sense), else the averaged net's where the run kept a weight average, else
+the trained net's.
 
 orbax's INFO/DEBUG log lines are filtered out (its warnings and errors are
 kept), so runs under `absl.app` stay readable.
@@ -75,6 +80,7 @@ _META = "meta"
 _TRAIN_STATE = "train_state"
 _RNG = "rng"
 _SELFPLAY = "selfplay"
+_EMA = "ema"
 _REQUIRED_META = (
     "format_version",
     "generation",
@@ -121,6 +127,10 @@ class Payload:
         state: the saved TrainState (shardings from the restore template).
         selfplay_variables: a gated run's promoted net (`{'params',
             'batch_stats'}`, shardings as the state's), or None.
+        ema: the weight average (`{'params', 'batch_stats'}`, shardings as
+            the state's) of a run with `training.ema_decay` > 0, or None.
+            `state` is the live TrainState either way;
+            `training.start_ema(state, ema)` joins them.
         rng_key: the run's PRNG key (a typed key if one was saved).
         spec: the network of `state` (format 1: the default beta_scale).
         replay_dir: where the replay window's files are.
@@ -136,6 +146,7 @@ class Payload:
     replay_dir: str
     extra: dict[str, Any]
     directory: str
+    ema: Any = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,6 +194,7 @@ def _checked_metadata(meta: Any, step_dir: str) -> dict[str, Any]:
         )
     meta = dict(meta)
     meta.setdefault("selfplay_net", False)
+    meta.setdefault("ema_net", False)
     if version == 1:
         meta.setdefault("beta_scale", None)
     elif "beta_scale" not in meta:
@@ -352,7 +364,9 @@ class Checkpointer:
 
         Args:
             generation: the generation just completed (the step number).
-            state: the TrainState (any pytree of arrays).
+            state: the TrainState (any pytree of arrays). An
+                `training.EmaTrainState`'s average is stored apart, under
+                `ema`, and its live state as a plain TrainState.
             rng_key: the run's PRNG key after this generation.
             network: the spec of the network `state` belongs to.
             replay_dir: the replay buffer's directory.
@@ -367,6 +381,9 @@ class Checkpointer:
         if not isinstance(network, networks.NetworkSpec):
             raise TypeError(f"network must be a networks.NetworkSpec (e.g. net.spec), got {type(network).__name__}")
         data, impl = _key_to_data(rng_key)
+        ema = getattr(state, _EMA, None)
+        if ema is not None:
+            state = state.live()
         meta = {
             "format_version": _FORMAT_VERSION,
             "generation": int(generation),
@@ -374,11 +391,14 @@ class Checkpointer:
             "replay_dir": os.path.abspath(os.fspath(replay_dir)),
             "rng_impl": impl,
             "selfplay_net": selfplay_variables is not None,
+            **({"ema_net": True} if ema is not None else {}),
             "extra": dict(extra or {}),
         }
         tree = {_TRAIN_STATE: state, _RNG: data}
         if selfplay_variables is not None:
             tree[_SELFPLAY] = selfplay_variables
+        if ema is not None:
+            tree[_EMA] = ema
         self._manager.save(
             int(generation),
             args=ocp.args.Composite(
@@ -407,7 +427,9 @@ class Checkpointer:
                 ShapeDtypeStructs (e.g. `training.abstract_train_state`), or
                 a function from the checkpoint's metadata dict (as
                 `read_metadata` returns it) to one. Leaves without a sharding
-                are restored replicated over all devices.
+                are restored replicated over all devices. A stored weight
+                average is restored into `Payload.ema` whatever the template
+                (an `EmaTrainState` template is read as its live part).
             expected_shape: (blocks, filters) the config expects; a
                 different stored shape is an error.
 
@@ -430,12 +452,16 @@ class Checkpointer:
                 f"{expected_shape[0]}x{expected_shape[1]}"
             )
         state_template = template(meta) if callable(template) else template
+        if hasattr(state_template, "live"):
+            state_template = state_template.live()
         rng_shape = np.shape(
             _key_to_data(jax.random.key(0, impl=meta["rng_impl"]) if meta["rng_impl"] else jax.random.PRNGKey(0))[0]
         )
         wanted = {_TRAIN_STATE: state_template, _RNG: jax.ShapeDtypeStruct(rng_shape, np.uint32)}
         if meta["selfplay_net"]:
             wanted[_SELFPLAY] = {"params": state_template.params, "batch_stats": state_template.batch_stats}
+        if meta["ema_net"]:
+            wanted[_EMA] = {"params": state_template.params, "batch_stats": state_template.batch_stats}
         target = _abstract(wanted)
         try:
             stored = self._manager.item_metadata(generation)[_STATE]
@@ -467,6 +493,7 @@ class Checkpointer:
             replay_dir=str(meta["replay_dir"]),
             extra=dict(meta["extra"]),
             directory=directory,
+            ema=restored.get(_EMA),
         )
 
     def restore_latest(
@@ -547,7 +574,8 @@ def load_network(path: str | os.PathLike) -> LoadedNetwork:
                 raise _corrupt(step_dir, "its metadata is unreadable", e) from e
             meta = _checked_metadata(meta, step_dir)
             spec = networks.NetworkSpec.from_dict(meta)
-            variables = _restore_variables(manager, generation, spec, step_dir, selfplay=meta["selfplay_net"])
+            item = _SELFPLAY if meta["selfplay_net"] else _EMA if meta["ema_net"] else _TRAIN_STATE
+            variables = _restore_variables(manager, generation, spec, step_dir, item=item)
         finally:
             manager.close()
     return LoadedNetwork(
@@ -588,12 +616,12 @@ def _quiet_absl():
 
 
 def _restore_variables(
-    manager: ocp.CheckpointManager, generation: int, spec: networks.NetworkSpec, step_dir: str, *, selfplay: bool
+    manager: ocp.CheckpointManager, generation: int, spec: networks.NetworkSpec, step_dir: str, *, item: str
 ) -> dict[str, Any]:
-    """`{'params', 'batch_stats'}` of one step (the promoted net's if ``selfplay``), on the default device."""
+    """`{'params', 'batch_stats'}` of one step's `item` (the trained, promoted
+    or averaged net), on the default device."""
     shapes = jax.eval_shape(functools.partial(networks.init_network, spec.build()), jax.random.PRNGKey(0))
     device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
-    item = _SELFPLAY if selfplay else _TRAIN_STATE
     template = {item: jax.tree_util.tree_map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=device), shapes)}
     try:
         restored = manager.restore(

@@ -48,6 +48,7 @@ __all__ = [
     "dirichlet_alpha",
     "effective_max_moves",
     "records_ownership",
+    "records_opponent_policy",
     "from_section",
     "load_config",
     "network_shape",
@@ -212,6 +213,8 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     head = _choice(config, "network.value_head", networks.VALUE_HEADS)
     _float(config, "network.beta_scale", 0.0)
     ownership_head = _optional_bool(config, "network.ownership_head")
+    _optional_bool(config, "network.global_pooling")
+    opponent_policy_head = _optional_bool(config, "network.opponent_policy_head")
     _choice(config, "precision", networks.PRECISIONS)
 
     # Search.
@@ -312,12 +315,24 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
             f"training.ownership_weight ({ownership_weight}) must be 0 unless network.ownership_head "
             f"is True (the loss trains that head), got network.ownership_head {ownership_head!r}"
         )
+    opponent_policy_weight = _optional_float(config, "training.opponent_policy_weight")
+    if opponent_policy_weight > 0 and not opponent_policy_head:
+        raise ValueError(
+            f"training.opponent_policy_weight ({opponent_policy_weight}) must be 0 unless "
+            f"network.opponent_policy_head is True (the loss trains that head), got "
+            f"network.opponent_policy_head {opponent_policy_head!r}"
+        )
     score_aux_weight = _optional_float(config, "training.score_aux_weight")
     if score_aux_weight > 0 and head != "sai":
         raise ValueError(
             f"training.score_aux_weight ({score_aux_weight}) must be 0 unless network.value_head is "
             f"'sai' (it trains α + k as the final margin), got value_head {head!r}"
         )
+
+    ema_decay = _optional_float(config, "training.ema_decay")
+    if not ema_decay < 1.0:
+        raise ValueError(f"training.ema_decay must be in [0, 1) (0: no weight averaging), got {ema_decay!r}")
+    _optional_float(config, "training.samples_per_new_row")
 
     # Gating.
     _bool(config, "gating.enabled")
@@ -434,6 +449,13 @@ def records_ownership(config) -> bool:
     return _optional_bool(config, "network.ownership_head") or (
         _optional_float(config, "training.score_aux_weight") > 0
     )
+
+
+def records_opponent_policy(config) -> bool:
+    """Whether self-play rows carry opponent-reply policy targets
+    (docs/design.md §6): when the net has the opponent policy head. A
+    missing field (older configs) counts as off."""
+    return _optional_bool(config, "network.opponent_policy_head")
 
 
 def dirichlet_alpha(config) -> float:

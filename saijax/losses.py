@@ -19,7 +19,7 @@ where the value MSE depends on the head:
 * ``'score'``: Leela Zero Score style, MSE(s, margin / N²) for a linear s,
   weighted by `score_weight` (20 in the LZS paper) instead of `value_weight`.
 
-Two optional auxiliary terms (KataGo's targets [Wu 2019], off by default):
+Three optional auxiliary terms (KataGo's targets [Wu 2019], off by default):
 
 * ownership: `ownership_weight` · the mean over the N² points of
   (o − t)², o the ownership head's tanh output and t ∈ {−1, 0, 1} the final
@@ -30,6 +30,11 @@ Two optional auxiliary terms (KataGo's targets [Wu 2019], off by default):
 * final score (SAI head only): `score_aux_weight` · MSE((α + k_s)/N²,
   margin/N²) over the same rows. α + k_s is the mover's predicted final
   margin, so this is the score head's loss applied to α.
+* opponent reply: `opponent_policy_weight` · the policy cross-entropy of the
+  opponent policy head against the next position's policy target (the
+  search's improved policy at the opponent's turn); all-zero rows (no next
+  position, or a cheap search) are left out of the mean, as in
+  :func:`policy_loss`. KataGo weighs it 0.15.
 
 L2 is ½·Σw² over convolution and dense kernels only, as `tf.nn.l2_loss` in the
 Leela Zero and SAI training code; biases and batch-norm parameters are not
@@ -216,6 +221,7 @@ def total_loss(
     board_size: int,
     ownership_weight: float = 0.0,
     score_aux_weight: float = 0.0,
+    opponent_policy_weight: float = 0.0,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """The full training loss and its metrics (docs/design.md §7).
 
@@ -244,6 +250,10 @@ def total_loss(
             and 'ownership_mask' [B].
         score_aux_weight: weight of :func:`score_aux_loss` ('sai' head only;
             static). Reads batch 'margin' and 'ownership_mask'.
+        opponent_policy_weight: weight of the opponent policy head's
+            cross-entropy (static; needs `outputs.opponent_policy_logits`
+            when > 0). Reads batch 'opponent_policy' [B, A] (all-zero rows:
+            no target).
 
     Returns:
         (loss, metrics): the scalar loss and a dict of scalars with keys
@@ -251,13 +261,21 @@ def total_loss(
         'l2_loss' (unweighted ½Σw²), 'policy_entropy' (of the predicted policy)
         and 'policy_accuracy' (argmax of prediction equals argmax of target);
         plus 'ownership_loss' (unweighted) when the net has the ownership
-        head, and 'score_aux_loss' (unweighted) when score_aux_weight > 0.
+        head, 'score_aux_loss' (unweighted) when score_aux_weight > 0, and
+        'opponent_policy_loss' (unweighted) when the net has the opponent
+        policy head.
     """
     if value_head not in networks.VALUE_HEADS:
         raise ValueError(f"value_head must be one of {networks.VALUE_HEADS}, got {value_head!r}")
     own_pred = getattr(outputs, "ownership", None)
     if ownership_weight > 0 and own_pred is None:
         raise ValueError("ownership_weight > 0 needs a network with the ownership head (outputs.ownership is None)")
+    opp_logits = getattr(outputs, "opponent_policy_logits", None)
+    if opponent_policy_weight > 0 and opp_logits is None:
+        raise ValueError(
+            "opponent_policy_weight > 0 needs a network with the opponent policy head "
+            "(outputs.opponent_policy_logits is None)"
+        )
     if score_aux_weight > 0 and value_head != "sai":
         raise ValueError(f"score_aux_weight > 0 needs value_head 'sai', got {value_head!r}")
     logits = outputs.policy_logits
@@ -288,6 +306,11 @@ def total_loss(
         )
         extra["score_aux_loss"] = s_loss
         loss = loss + score_aux_weight * s_loss
+    if opp_logits is not None:
+        op_loss = policy_loss(opp_logits, batch["opponent_policy"])
+        extra["opponent_policy_loss"] = op_loss
+        if opponent_policy_weight > 0:
+            loss = loss + opponent_policy_weight * op_loss
 
     probs = jax.nn.softmax(logits, axis=-1)
     log_probs = _masked_log_softmax(logits, probs > 0)

@@ -38,6 +38,26 @@ batch norm follows each one:
   convolution with bias to one channel, tanh: per point, P's predicted final
   Tromp–Taylor ownership (+1 P's, −1 the opponent's, 0 neither). Trained only
   through ``training.ownership_weight``; search does not read it.
+* opponent policy head (optional, ``opponent_policy_head=True``; KataGo's
+  opponent-reply target [Wu 2019 §4.2]): a second policy head of the same
+  layout (``opponent_policy_conv``/``_bn``/``_dense``), N*N+1 logits for the
+  opponent's reply to P's move. Trained only through
+  ``training.opponent_policy_weight``; search does not read it.
+* global pooling (optional, ``global_pooling=True``; KataGo's global pooling
+  [Wu 2019 §4.1]). ``G = mean ⧺ max`` over the board of a set of channels
+  (per channel; KataGo's third feature, the mean scaled by (N − 14)/10, is a
+  constant multiple of the mean on a fixed board, so it adds nothing):
+
+  - in the residual blocks i with ``i % 3 == 2`` (KataGo's b6/b10 layout:
+    the 3rd, 6th, ... block; a net with 1 or 2 blocks pools in its last),
+    a second 3×3 convolution of the block's input with ``max(1, F // 4)``
+    channels, BN, ReLU, is pooled, and a dense layer (no bias) of G is added
+    to the first convolution's F channels as a per-channel bias, before bn1;
+  - the heads pool the trunk's output (2F features): the policy heads add a
+    dense layer of them as a bias to their 2 convolution channels (before
+    BN) and a dense layer of them to the pass logit; the value heads' hidden
+    dense layers read them concatenated to the flattened value map.
+    α, β, value and the logits keep their meaning.
 
 Batch norm uses momentum 0.9 (running statistics with a time constant of
 about 10 steps) rather than flax's default 0.99: zero-style training moves
@@ -52,6 +72,7 @@ statistics, in eval mode ``None``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any
 
@@ -72,6 +93,7 @@ __all__ = [
     "input_planes",
     "make_network",
     "param_count",
+    "pooling_blocks",
 ]
 
 VALUE_HEADS = ("sai", "winrate", "score")
@@ -111,6 +133,10 @@ class NetworkOutputs:
     ``ownership`` is None unless the net has the ownership head; then it is
     [B, N*N] in [−1, 1] (point ``row * N + col``): P's predicted final
     Tromp–Taylor ownership of each point (+1 P's, −1 the opponent's).
+
+    ``opponent_policy_logits`` is None unless the net has the opponent policy
+    head; then it is [B, N*N+1]: logits of the opponent's reply after P's
+    move, indexed like ``policy_logits``.
     """
 
     policy_logits: jax.Array  # [B, N*N+1]
@@ -118,6 +144,8 @@ class NetworkOutputs:
     beta: jax.Array  # [B]
     value: jax.Array  # [B]
     ownership: jax.Array | None = None  # [B, N*N], only with the ownership head
+    # [B, N*N+1], the opponent's reply to P's move; only with the opponent policy head.
+    opponent_policy_logits: jax.Array | None = None
 
 
 def input_planes(value_head: str) -> int:
@@ -184,15 +212,69 @@ def _conv_bn_relu(
     return nn.relu(x)
 
 
+def _global_pool(x: jax.Array) -> jax.Array:
+    """[B, N, N, C] → [B, 2C]: per-channel mean, then max, over the board."""
+    return jnp.concatenate([jnp.mean(x, axis=(1, 2)), jnp.max(x, axis=(1, 2))], axis=-1)
+
+
+def pooling_blocks(blocks: int) -> tuple[int, ...]:
+    """The residual blocks that carry global pooling (``global_pooling=True``).
+
+    Every third block, i % 3 == 2, as KataGo's b6/b10 nets; a net with 1 or
+    2 blocks pools in its last one, and one with no block only in the heads.
+    """
+    chosen = tuple(i for i in range(blocks) if i % 3 == 2)
+    return chosen or ((blocks - 1,) if blocks > 0 else ())
+
+
+def _policy_head(h, pooled, prefix: str, *, board_size: int, train: bool, dtype: Any) -> jax.Array:
+    """1×1 conv (2 filters), BN, ReLU, dense N*N+1 logits. With ``pooled``
+    (the trunk's [B, 2F] global features): a dense per-channel bias of them
+    before BN, and a dense term of them added to the pass logit."""
+    n, batch = board_size, h.shape[0]
+    p = nn.Conv(2, (1, 1), padding="SAME", use_bias=False, dtype=dtype, name=f"{prefix}_conv")(h)
+    if pooled is not None:
+        p = p + nn.Dense(2, use_bias=False, dtype=dtype, name=f"{prefix}_gpool")(pooled)[:, None, None, :]
+    p = nn.relu(_batch_norm(f"{prefix}_bn", train, dtype)(p))
+    # Flattened (row, col, channel)-major, the same board order as the
+    # logit index row * N + col.
+    logits = nn.Dense(n * n + 1, dtype=jnp.float32, name=f"{prefix}_dense")(p.reshape((batch, n * n * 2)))
+    if pooled is not None:
+        pass_term = nn.Dense(1, use_bias=False, dtype=jnp.float32, name=f"{prefix}_pass_gpool")(pooled)
+        logits = logits.at[:, n * n].add(pass_term[:, 0])
+    return logits
+
+
 class _ResidualBlock(nn.Module):
-    """conv-BN-ReLU-conv-BN, skip connection, ReLU."""
+    """conv-BN-ReLU-conv-BN, skip connection, ReLU.
+
+    With ``global_pooling``, KataGo's pooled bias: a second 3×3 convolution
+    of the input with ``max(1, filters // 4)`` channels, BN, ReLU, pooled to
+    mean and max per channel, and a dense layer of those added to the first
+    convolution's output as a per-channel bias, before bn1.
+    """
 
     filters: int
     dtype: Any = None
+    global_pooling: bool = False
 
     @nn.compact
     def __call__(self, x: jax.Array, *, train: bool) -> jax.Array:
-        y = _conv_bn_relu(x, self.filters, (3, 3), conv_name="conv1", bn_name="bn1", train=train, dtype=self.dtype)
+        if self.global_pooling:
+            y = nn.Conv(self.filters, (3, 3), padding="SAME", use_bias=False, dtype=self.dtype, name="conv1")(x)
+            g = _conv_bn_relu(
+                x,
+                max(1, self.filters // 4),
+                (3, 3),
+                conv_name="gpool_conv",
+                bn_name="gpool_bn",
+                train=train,
+                dtype=self.dtype,
+            )
+            bias = nn.Dense(self.filters, use_bias=False, dtype=self.dtype, name="gpool_dense")(_global_pool(g))
+            y = nn.relu(_batch_norm("bn1", train, self.dtype)(y + bias[:, None, None, :]))
+        else:
+            y = _conv_bn_relu(x, self.filters, (3, 3), conv_name="conv1", bn_name="bn1", train=train, dtype=self.dtype)
         y = nn.Conv(self.filters, (3, 3), padding="SAME", use_bias=False, dtype=self.dtype, name="conv2")(y)
         y = _batch_norm("bn2", train, self.dtype)(y)
         return nn.relu(x + y)
@@ -213,6 +295,10 @@ class SaiNet(nn.Module):
       beta_units: hidden width of the β sub-head.
       value_units: hidden width of the "winrate" / "score" heads.
       ownership_head: add the ownership head (``NetworkOutputs.ownership``).
+      global_pooling: KataGo's global pooling in some residual blocks
+        (``pooling_blocks``) and in the heads.
+      opponent_policy_head: add the opponent policy head
+        (``NetworkOutputs.opponent_policy_logits``).
       dtype: compute dtype of the trunk and hidden layers (None: float32).
         Parameters stay float32, and the output layers compute in float32 so
         that α, β and the logits keep their precision under bfloat16.
@@ -227,6 +313,8 @@ class SaiNet(nn.Module):
     beta_units: int = 256
     value_units: int = 256
     ownership_head: bool = False
+    global_pooling: bool = False
+    opponent_policy_head: bool = False
     dtype: Any = None
 
     @property
@@ -250,6 +338,8 @@ class SaiNet(nn.Module):
             value_head=self.value_head,
             beta_scale=self.beta_scale,
             ownership_head=self.ownership_head,
+            global_pooling=self.global_pooling,
+            opponent_policy_head=self.opponent_policy_head,
         )
 
     @nn.compact
@@ -279,14 +369,17 @@ class SaiNet(nn.Module):
         h = _conv_bn_relu(
             x, self.filters, (3, 3), conv_name="input_conv", bn_name="input_bn", train=train, dtype=self.dtype
         )
+        pooling = pooling_blocks(self.blocks) if self.global_pooling else ()
         for i in range(self.blocks):
-            h = _ResidualBlock(self.filters, dtype=self.dtype, name=f"block_{i}")(h, train=train)
+            h = _ResidualBlock(self.filters, dtype=self.dtype, global_pooling=i in pooling, name=f"block_{i}")(
+                h, train=train
+            )
+        # The trunk's global features for the heads (KataGo §4.1), [B, 2F].
+        pooled = _global_pool(h) if self.global_pooling else None
 
-        p = _conv_bn_relu(h, 2, (1, 1), conv_name="policy_conv", bn_name="policy_bn", train=train, dtype=self.dtype)
-        # Flattened (row, col, channel)-major, the same board order as the
-        # logit index row * N + col.
-        p = p.reshape((batch, n * n * 2))
-        policy_logits = nn.Dense(n * n + 1, dtype=jnp.float32, name="policy_dense")(p)
+        head = functools.partial(_policy_head, board_size=n, train=train, dtype=self.dtype)
+        policy_logits = head(h, pooled, "policy")
+        opponent_logits = head(h, pooled, "opponent_policy") if self.opponent_policy_head else None
 
         ownership = None
         if self.ownership_head:
@@ -298,6 +391,8 @@ class SaiNet(nn.Module):
 
         v = _conv_bn_relu(h, 2, (1, 1), conv_name="value_conv", bn_name="value_bn", train=train, dtype=self.dtype)
         v = v.reshape((batch, n * n * 2))
+        if pooled is not None:
+            v = jnp.concatenate([v, pooled.astype(v.dtype)], axis=-1)
         zeros = jnp.zeros((batch,), jnp.float32)
         ones = jnp.ones((batch,), jnp.float32)
 
@@ -310,16 +405,33 @@ class SaiNet(nn.Module):
             # beyond exp(±20)·scale gains nothing from the extra steepness.
             log_beta = jnp.clip(log_beta, -_BETA_LOG_CLIP, _BETA_LOG_CLIP)
             beta = jnp.exp(log_beta) * self.effective_beta_scale
-            return NetworkOutputs(policy_logits=policy_logits, alpha=alpha, beta=beta, value=zeros, ownership=ownership)
+            return NetworkOutputs(
+                policy_logits=policy_logits,
+                alpha=alpha,
+                beta=beta,
+                value=zeros,
+                ownership=ownership,
+                opponent_policy_logits=opponent_logits,
+            )
 
         u = nn.relu(nn.Dense(self.value_units, dtype=self.dtype, name="value_hidden")(v))
         out = nn.Dense(1, dtype=jnp.float32, name="value_out")(u)[:, 0]
         if self.value_head == "winrate":
             return NetworkOutputs(
-                policy_logits=policy_logits, alpha=zeros, beta=ones, value=jnp.tanh(out), ownership=ownership
+                policy_logits=policy_logits,
+                alpha=zeros,
+                beta=ones,
+                value=jnp.tanh(out),
+                ownership=ownership,
+                opponent_policy_logits=opponent_logits,
             )
         return NetworkOutputs(
-            policy_logits=policy_logits, alpha=out * (n * n), beta=ones, value=out, ownership=ownership
+            policy_logits=policy_logits,
+            alpha=out * (n * n),
+            beta=ones,
+            value=out,
+            ownership=ownership,
+            opponent_policy_logits=opponent_logits,
         )
 
 
@@ -330,10 +442,10 @@ def _default_beta_scale(board_size: int) -> float:
 
 _SPEC_FIELDS = ("board_size", "blocks", "filters", "value_head", "beta_scale")
 # Optional spec fields, with the value a dict without them means. They are
-# written only when they differ from it, so a spec without the ownership head
-# has exactly the dict (and checkpoint metadata) it had before the field
-# existed.
-_OPTIONAL_SPEC_FIELDS = {"ownership_head": False}
+# written only when they differ from it, so a spec without the ownership head,
+# global pooling and the opponent policy head has exactly the dict (and
+# checkpoint metadata) it had before those fields existed.
+_OPTIONAL_SPEC_FIELDS = {"ownership_head": False, "global_pooling": False, "opponent_policy_head": False}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -354,6 +466,10 @@ class NetworkSpec:
         ``board_size``.)
       ownership_head: the net has the ownership head (False in every
         checkpoint written before the field existed).
+      global_pooling: the net has KataGo's global pooling (False in older
+        checkpoints).
+      opponent_policy_head: the net has the opponent policy head (False in
+        older checkpoints).
 
     Raises:
       ValueError: naming the field, for an unusable configuration.
@@ -365,11 +481,14 @@ class NetworkSpec:
     value_head: str = "sai"
     beta_scale: float | None = None
     ownership_head: bool = False
+    global_pooling: bool = False
+    opponent_policy_head: bool = False
 
     def __post_init__(self):
         _validate(self.board_size, self.blocks, self.filters, self.value_head, self.beta_scale)
-        if not isinstance(self.ownership_head, bool):
-            raise ValueError(f"ownership_head must be True or False, got {self.ownership_head!r}")
+        for name in _OPTIONAL_SPEC_FIELDS:
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.beta_scale is None:
             object.__setattr__(self, "beta_scale", _default_beta_scale(self.board_size))
         else:
@@ -384,13 +503,16 @@ class NetworkSpec:
             value_head=self.value_head,
             beta_scale=self.beta_scale,
             ownership_head=self.ownership_head,
+            global_pooling=self.global_pooling,
+            opponent_policy_head=self.opponent_policy_head,
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a JSON-able dict (``beta_scale`` resolved).
 
-        ``ownership_head`` is included only when True, so a net without the
-        head has the same five-key dict as before that field existed.
+        ``ownership_head``, ``global_pooling`` and ``opponent_policy_head``
+        are included only when True, so a net without them has the same
+        five-key dict as before those fields existed.
         """
         d = {name: getattr(self, name) for name in _SPEC_FIELDS}
         for name, default in _OPTIONAL_SPEC_FIELDS.items():
@@ -405,7 +527,8 @@ class NetworkSpec:
         Args:
           d: a mapping with the keys board_size, blocks, filters, value_head
             and beta_scale (None: the default 10 / N²), and optionally
-            ownership_head (missing: False, as in older checkpoints). Other
+            ownership_head, global_pooling and opponent_policy_head
+            (missing: False, as in older checkpoints). Other
             keys are ignored, so a checkpoint's metadata can be passed whole.
 
         Raises:
@@ -428,11 +551,13 @@ def make_network(
     value_head: str = "sai",
     beta_scale: float | None = None,
     ownership_head: bool = False,
+    global_pooling: bool = False,
+    opponent_policy_head: bool = False,
 ) -> SaiNet:
     """Builds a SaiNet after checking its configuration.
 
     Shorthand for ``NetworkSpec(board_size, blocks, filters, value_head,
-    beta_scale, ownership_head).build()``.
+    beta_scale, ownership_head, global_pooling, opponent_policy_head).build()``.
 
     Args:
       board_size: N, 2..19.
@@ -441,6 +566,8 @@ def make_network(
       value_head: "sai", "winrate" or "score".
       beta_scale: None (10 / N²) or a finite number > 0.
       ownership_head: add the ownership head.
+      global_pooling: KataGo's global pooling in blocks and heads.
+      opponent_policy_head: add the opponent policy head.
 
     Returns:
       The flax module (stateless; see ``init_network`` for its variables).
@@ -448,7 +575,9 @@ def make_network(
     Raises:
       ValueError: naming the offending field, or the bad value_head.
     """
-    return NetworkSpec(board_size, blocks, filters, value_head, beta_scale, ownership_head).build()
+    return NetworkSpec(
+        board_size, blocks, filters, value_head, beta_scale, ownership_head, global_pooling, opponent_policy_head
+    ).build()
 
 
 def init_network(net: SaiNet, key: jax.Array, batch_size: int = 1) -> dict[str, Any]:

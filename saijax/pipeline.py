@@ -8,7 +8,10 @@ runs; notebooks and tests call it directly. Each generation:
    jitted lockstep chunks, and writes the generation's training rows to
    ``<workdir>/replay/gen_<generation>.npz`` and a few SGFs to ``<workdir>/sgf``,
 3. trains ``steps_per_generation`` steps on the window of the last w
-   generations,
+   generations (or, with ``training.samples_per_new_row`` r > 0,
+   round(r · new rows / batch size) steps); metrics.jsonl's
+   ``train_samples_per_new_row`` is steps · batch size / the generation's
+   new rows, how often each new row is trained on (KataGo: about 4),
 4. saves an orbax checkpoint under ``<workdir>/checkpoints`` and appends a
    metrics line to ``<workdir>/metrics.jsonl`` (and TensorBoard events).
 
@@ -207,12 +210,35 @@ class _Built(NamedTuple):
     evaluator: search.Evaluator
 
 
+def _ratio(config) -> float:
+    """``training.samples_per_new_row`` (missing in older configs: 0, off)."""
+    return float(config.training.get("samples_per_new_row", 0.0) or 0.0)
+
+
+def _training_steps(config, new_rows: int) -> int:
+    """A generation's training steps: ``training.steps_per_generation``, or
+    with ``training.samples_per_new_row`` r > 0, round(r · new rows / batch
+    size), at least 1, so that each new row is trained on about r times
+    whatever the games' lengths."""
+    ratio = _ratio(config)
+    if ratio <= 0:
+        return int(config.training.steps_per_generation)
+    return max(1, round(ratio * new_rows / int(config.training.batch_size)))
+
+
 def _build(spec: networks.NetworkSpec, config, rules: go.GoRules, mesh) -> _Built:
     """The network, its optimizer, train step and search evaluator: the one
     place the pipeline builds them (fresh start, resume and growth)."""
     net = spec.build()
     optimizer = training.make_optimizer(config.training)
-    train_step = training.make_train_step(net, spec.board_size, config.training, mesh=mesh, optimizer=optimizer)
+    train_step = training.make_train_step(
+        net,
+        spec.board_size,
+        config.training,
+        mesh=mesh,
+        optimizer=optimizer,
+        schedule_by_generation=_ratio(config) > 0,
+    )
     evaluator = search.make_network_evaluator(net, rules, precision=config.precision)
     return _Built(spec, net, optimizer, train_step, evaluator)
 
@@ -234,15 +260,25 @@ def _resume_spec(config, meta: dict[str, Any], step_dir: str) -> networks.Networ
 
     def describe(spec):
         head = " and the ownership head" if spec.ownership_head else ""
+        head += " and global pooling" if spec.global_pooling else ""
+        head += " and the opponent policy head" if spec.opponent_policy_head else ""
         return f"{spec.board_size}x{spec.board_size} {spec.value_head!r} net with beta_scale {spec.beta_scale!r}{head}"
 
     def key(spec):
-        return spec.board_size, spec.value_head, spec.beta_scale, spec.ownership_head
+        return (
+            spec.board_size,
+            spec.value_head,
+            spec.beta_scale,
+            spec.ownership_head,
+            spec.global_pooling,
+            spec.opponent_policy_head,
+        )
 
     if key(stored) != key(want):
         raise checkpoints.CheckpointError(
             f"checkpoint {step_dir} is for a {describe(stored)}, but the config asks for a {describe(want)} "
-            "(board_size, network.value_head, network.beta_scale, network.ownership_head); use another --workdir"
+            "(board_size, network.value_head, network.beta_scale, network.ownership_head, "
+            "network.global_pooling, network.opponent_policy_head); use another --workdir"
         )
     return stored
 
@@ -305,6 +341,12 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
     writer = MetricsWriter(workdir) if primary else None
     base_key = jax.random.PRNGKey(config.seed)
     value_head = config.network.value_head
+    # Weight averaging (training.ema_decay > 0): the average plays.
+    ema = float(config.training.get("ema_decay", 0.0) or 0.0) > 0
+    # Steps from the new rows (training.samples_per_new_row > 0): the
+    # learning rate is set per generation, from the schedule at its start.
+    by_generation = _ratio(config) > 0
+    schedule = training.learning_rate_schedule(config.training)
     summary: dict[str, Any] = {}
 
     with checkpoints.Checkpointer(workdir, keep_every=config.keep_checkpoint_every) as ckpt:
@@ -318,6 +360,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 jax.random.fold_in(base_key, 10**6),
                 mesh=mesh,
                 variables=_initial_variables(config, built.spec, log),
+                ema=ema,
             )
             selfplay_variables = None
         else:
@@ -329,12 +372,24 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             selfplay_variables = payload.selfplay_variables
             start = latest + 1
             log(f"resuming from {payload.directory}: generation {latest} done, continuing at {start}")
+            if ema:
+                if payload.ema is None:
+                    log(
+                        "training.ema_decay > 0 but the checkpoint has no weight average: "
+                        "starting it from the live weights"
+                    )
+                state = training.start_ema(state, payload.ema)
+            elif payload.ema is not None:
+                log(
+                    "training.ema_decay is 0 but the checkpoint has a weight average: dropping it; "
+                    "self-play and training continue from the live weights"
+                )
             # A kill between the checkpoint and the metrics line: restore the line.
             if primary and latest not in writer.generations() and "metrics" in payload.extra:
                 writer.write(latest, payload.extra["metrics"])
 
         sp_state = None
-        collector = selfplay.GameCollector(rules)
+        collector = selfplay.GameCollector(rules, opponent_policy=config_lib.records_opponent_policy(config))
         chunk_fns: dict[tuple, Any] = {}
 
         for gen in range(start, config.generations):
@@ -363,18 +418,21 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                     num_steps=int(config.training.steps_per_generation) if have else 0,
                     start_step=int(jax.device_get(state.step)),
                     mesh=mesh,
+                    ema=ema,
+                    learning_rate=schedule(gen * config.training.steps_per_generation) if by_generation else None,
                 )
                 state = grown.state
                 selfplay_variables = None  # the grown net takes over self-play
                 metrics.update({f"growth_{k}": v for k, v in grown.metrics.items()})
                 chunk_fns.clear()
                 sp_state = None
-                collector = selfplay.GameCollector(rules)
+                collector = selfplay.GameCollector(rules, opponent_policy=config_lib.records_opponent_policy(config))
 
             # The net that plays this generation: the last trained one, or in a
             # gated run the last promoted one (the training chain goes on from
-            # its own weights whatever the gate decides).
-            variables = state.variables if selfplay_variables is None else selfplay_variables
+            # its own weights whatever the gate decides); with weight
+            # averaging, the average.
+            variables = state.playing_variables if selfplay_variables is None else selfplay_variables
             variables = distributed.to_local(variables, selfplay_mesh)
             alpha0, beta0, _ = _empty_board_eval(built.evaluator, variables, rules)
 
@@ -384,6 +442,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 log(f"generation {gen}: self-play data found, retraining only")
                 games: list[selfplay.FinishedGame] = []
                 stats = {"reused_selfplay": True}
+                new_rows = buffer.read_generation(gen).num_rows
             else:
                 s_cfg = search_config(config, gen)
                 fn_key = (s_cfg.num_simulations,)
@@ -445,6 +504,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 if jax.process_count() > 1:
                     rows, games, queue, per_process = _gather_selfplay(rows, games, queue)
                     log(f"generation {gen}: self-play rows per process {per_process}, {rows.num_rows} in all")
+                new_rows = rows.num_rows
                 if primary:
                     buffer.write_generation(gen, rows)
                 distributed.barrier(f"replay generation {gen} written")
@@ -465,7 +525,9 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             t_tr = time.time()
             window = config_lib.window_size(config, gen)
             buffer.load_window(gen, window)
-            steps = config.training.steps_per_generation
+            steps = _training_steps(config, new_rows)
+            if by_generation:
+                state = training.set_learning_rate(state, schedule(gen * config.training.steps_per_generation))
             bar = _progress(steps, f"gen {gen} training", progress)
 
             def sample(k):
@@ -486,6 +548,10 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 bar.close()
             metrics.update({f"train_{k}": v for k, v in train_metrics.items()})
             metrics["window_rows"] = int(buffer.num_rows)
+            metrics["train_steps"] = steps
+            metrics["train_samples_per_new_row"] = training.samples_per_new_row(
+                steps, config.training.batch_size, new_rows
+            )
             metrics["train_seconds"] = time.time() - t_tr
             metrics["network"] = f"{built.spec.blocks}x{built.spec.filters}"
             metrics["network_params"] = networks.param_count(state.params)
@@ -493,7 +559,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             metrics["simulations"] = config_lib.num_simulations(config, gen)
             # This generation's net (the one checkpoint `gen` holds for play):
             # its own fair-komi estimate and preferred first move.
-            new_variables = state.variables if selfplay_variables is None else selfplay_variables
+            new_variables = state.playing_variables if selfplay_variables is None else selfplay_variables
             alpha_new, beta_new, logits_new = _empty_board_eval(built.evaluator, new_variables, rules)
             metrics.update(alpha_empty=alpha_new, beta_empty=beta_new, first_move=_first_move(rules, logits_new))
 
@@ -513,7 +579,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             summary = {"checkpoint": ckpt_dir, "generation": gen}
 
         # Final report from the latest net.
-        final = state.variables if selfplay_variables is None else selfplay_variables
+        final = state.playing_variables if selfplay_variables is None else selfplay_variables
         alpha0, beta0, logits0 = _empty_board_eval(built.evaluator, final, rules)
         summary.update(
             fair_komi=alpha0,
@@ -554,7 +620,8 @@ def _train_with_gating(config, rules, net, state, previous, train_step, sample, 
     each against the net that played this generation, promote the best.
 
     The training chain goes on from its own weights whatever the gate decides:
-    the returned state is the last candidate's. Only the net that plays
+    the returned state is the last candidate's. With weight averaging
+    (``training.ema_decay`` > 0) the candidates are the averaged nets. Only the net that plays
     self-play changes: the best candidate (by score, wins + draws/2) if its
     score reaches ``gating.threshold``, otherwise ``previous``. Matches are
     lockstep arena games at the playing net's fair komi α_∅ (rounded to ½ℤ,
@@ -575,7 +642,7 @@ def _train_with_gating(config, rules, net, state, previous, train_step, sample, 
             state, m = training.train_on_window(state, train_step, sample, end - done, jax.random.fold_in(key, i))
             summaries.append((end - done, m))
             done = end
-        candidates.append(jax.tree_util.tree_map(np.asarray, jax.device_get(state.variables)))
+        candidates.append(jax.tree_util.tree_map(np.asarray, jax.device_get(state.playing_variables)))
     train_metrics = {
         k: sum(n * m[k] for n, m in summaries) / max(sum(n for n, _ in summaries), 1) for k in summaries[-1][1]
     }

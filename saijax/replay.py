@@ -23,10 +23,19 @@ False). Rows of runs without the ownership switch have no targets at all
 which is also how files from before the targets existed read), and sampling
 gives them zero targets with mask 0. Files with targets are format 2.
 
+Rows may also carry KataGo-style opponent-reply targets (docs/design.md §6):
+`opponent_policy`, float32 [R, N*N+1], the policy target of the game's next
+position (the opponent's reply to P's move), all zeros where there is none
+(a game's last position, or a next position searched cheaply). Files with it
+are format 3, in which the ownership pair is optional (both or neither);
+files without it are written as format 1 or 2 exactly as before, and read
+with the field None (sampled as all-zero rows, which the loss ignores).
+
 `ReplayBuffer.load_window` moves the last w generations to the default
 device; `ReplayBuffer.sample` draws a batch uniformly from them in one jitted
 function and applies one random dihedral symmetry per sample, the same to
-the planes, the policy (pass stays fixed) and the ownership plane. To avoid a recompile every
+the planes, the policy (pass stays fixed), the ownership plane and the
+opponent policy (with the policy's permutation). To avoid a recompile every
 generation, the window's arrays are padded to a size bucket (within 1/8 of
 the row count) and indices are drawn below the true row count.
 """
@@ -51,13 +60,16 @@ __all__ = [
     "TrainingRows",
     "concatenate_rows",
     "flatten_rows",
+    "with_opponent_policy",
     "with_ownership",
 ]
 
 # 2 added ownership and ownership_mask; rows without them are still written
-# as format 1 (and read with the fields None).
-_FORMAT_VERSION = 2
+# as format 1 (and read with the fields None). 3 added opponent_policy, with
+# the ownership pair optional; rows without it are still format 1 or 2.
+_FORMAT_VERSION = 3
 _OWNERSHIP_FIELDS = ("ownership", "ownership_mask")
+_OPPONENT_FIELDS = ("opponent_policy",)
 _FILE_RE = re.compile(r"^gen_(\d{6})\.npz$")
 _TMP_PREFIX = ".tmp_gen_"
 
@@ -84,6 +96,9 @@ class TrainingRows:
     # Final Tromp–Taylor owner of each point, P's view (+1, -1, 0); None: no targets.
     ownership: jax.Array | None = None  # [R, N*N] int8
     ownership_mask: jax.Array | None = None  # [R] bool, the game was played out and recorded
+    # The next position's policy target (the opponent's reply), zeros where
+    # none; None: no targets.
+    opponent_policy: jax.Array | None = None  # [R, N*N+1] float32
 
     @property
     def num_rows(self) -> int:
@@ -107,6 +122,7 @@ _DTYPES = {
     "valid": np.bool_,
     "ownership": np.int8,
     "ownership_mask": np.bool_,
+    "opponent_policy": np.float32,
 }
 
 
@@ -127,6 +143,14 @@ def with_ownership(rows: TrainingRows) -> TrainingRows:
     )
 
 
+def with_opponent_policy(rows: TrainingRows) -> TrainingRows:
+    """`rows` with an explicit opponent policy: all-zero rows (no target)
+    when they have none (None), as a numpy array shaped like `policy`."""
+    if rows.opponent_policy is not None:
+        return rows
+    return rows.replace(opponent_policy=np.zeros(np.shape(rows.policy), np.float32))
+
+
 def flatten_rows(rows: TrainingRows) -> TrainingRows:
     """Merges the leading axes (those of `valid`) into one row axis."""
     lead = np.ndim(rows.valid)
@@ -141,6 +165,8 @@ def concatenate_rows(parts: list[TrainingRows]) -> TrainingRows:
         p.ownership is None and p.ownership_mask is None for p in parts
     ):
         parts = [with_ownership(p) for p in parts]
+    if any(p.opponent_policy is None for p in parts) and not all(p.opponent_policy is None for p in parts):
+        parts = [with_opponent_policy(p) for p in parts]
     return jax.tree_util.tree_map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *parts)
 
 
@@ -218,6 +244,11 @@ def _sample(
             rows.planes[index], rows.policy[index], symmetry, board_size, rows.ownership[index]
         )
         ownership_mask = rows.ownership_mask[index]
+    if rows.opponent_policy is None:  # no targets: all-zero rows, which the loss ignores
+        opponent_policy = jnp.zeros((batch_size, board_size * board_size + 1), jnp.float32)
+    else:  # the same symmetry as the policy (pass stays fixed)
+        perm = jnp.asarray(_symmetry_permutations(board_size))[symmetry]
+        opponent_policy = jnp.take_along_axis(rows.opponent_policy[index], perm, axis=1)
     planes = features.add_colour_plane(features.unpack_planes(packed), rows.to_play[index], value_head)
     return {
         "planes": planes,  # [B, N, N, C] float32
@@ -227,6 +258,7 @@ def _sample(
         "margin": rows.margin[index],  # [B]
         "ownership": ownership.astype(jnp.float32),  # [B, N*N], P's view
         "ownership_mask": ownership_mask.astype(jnp.float32),  # [B]
+        "opponent_policy": opponent_policy.astype(jnp.float32),  # [B, N*N+1], zeros: no target
     }
 
 
@@ -307,11 +339,15 @@ class ReplayBuffer:
         targets = arrays["ownership"] is not None
         if targets and arrays["ownership"].shape[1:] != (n * n,):
             raise ValueError(f"rows.ownership must be [R, {n * n}], got {arrays['ownership'].shape}")
+        opponent = arrays["opponent_policy"] is not None
+        if opponent and arrays["opponent_policy"].shape[1:] != (n * n + 1,):
+            raise ValueError(f"rows.opponent_policy must be [R, {n * n + 1}], got {arrays['opponent_policy'].shape}")
         keep = arrays["valid"]
         data = {name: arrays[name][keep] for name in _STORED_FIELDS if arrays[name] is not None}
         data["board_size"] = np.asarray(n, np.int32)
-        # Without ownership targets, exactly the format-1 file of before.
-        data["format_version"] = np.asarray(_FORMAT_VERSION if targets else 1, np.int32)
+        # Without opponent targets, exactly the format-2 file of before, and
+        # without ownership targets either, the format-1 file.
+        data["format_version"] = np.asarray(3 if opponent else 2 if targets else 1, np.int32)
 
         final = self.path(generation)
         fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{generation:06d}.", suffix=".npz", dir=self.directory)
@@ -342,8 +378,15 @@ class ReplayBuffer:
         try:
             with np.load(path, allow_pickle=False) as data:
                 version = int(data["format_version"]) if "format_version" in data.files else 1
-                # Format 1 predates the ownership targets: they read as absent.
-                names = [f for f in _STORED_FIELDS if version >= 2 or f not in _OWNERSHIP_FIELDS]
+                # Format 1 predates the ownership targets, formats 1 and 2
+                # the opponent targets: they read as absent. In format 3 the
+                # ownership pair is optional (both or neither).
+                names = [
+                    f
+                    for f in _STORED_FIELDS
+                    if (f not in _OWNERSHIP_FIELDS or version == 2 or (version >= 3 and "ownership" in data.files))
+                    and (f not in _OPPONENT_FIELDS or version >= 3)
+                ]
                 arrays = {name: np.asarray(data[name]) for name in names} if version <= _FORMAT_VERSION else {}
                 size = int(data["board_size"])
         except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile, zipfile.LargeZipFile) as e:
@@ -367,6 +410,7 @@ class ReplayBuffer:
             "planes": (count, n, n, features.PACKED_BYTES),
             "policy": (count, n * n + 1),
             "ownership": (count, n * n),
+            "opponent_policy": (count, n * n + 1),
         }
         for name, array in arrays.items():
             shape = expected.get(name, (count,))
@@ -437,7 +481,9 @@ class ReplayBuffer:
             [B, N*N+1], 'signed_komi', 'z', 'margin' [B], 'ownership'
             float32 [B, N*N] (P's view, moved by the same symmetry) and
             'ownership_mask' float32 [B] (1: the row has an ownership
-            target): the batch `losses.total_loss` reads.
+            target) and 'opponent_policy' float32 [B, N*N+1] (moved like
+            the policy; all zeros: no target): the batch
+            `losses.total_loss` reads.
         """
         if self._rows is None:
             raise ValueError("ReplayBuffer.sample called before load_window")

@@ -44,6 +44,13 @@ Design choices (where docs/design.md leaves room):
   position it leads to; when a game ends by two passes or the move cap, each
   of its rows gets that final ownership from its player to move's view. A
   resigned game's rows get zeros with ``ownership_mask`` False.
+* Opponent-reply targets (``GameCollector(..., opponent_policy=True)``,
+  KataGo's auxiliary policy target): each row gets the policy target of
+  its game's next position, the one after the move actually played (the
+  opponent's reply); a game's last position (two passes, resignation or the
+  move cap) gets an all-zero row, as does a position whose next one was
+  searched cheaply (its policy row is all zeros). Built from the records
+  alone: the chunk records nothing extra.
 """
 
 from __future__ import annotations
@@ -447,11 +454,14 @@ class GameCollector:
 
     Records of unfinished games are held until the game ends, possibly in a
     later generation; rows are tagged with the generation whose net played
-    the move.
+    the move. With ``opponent_policy`` the rows carry opponent-reply targets
+    (``TrainingRows.opponent_policy``: the next position's policy, zeros at
+    a game's last position).
     """
 
-    def __init__(self, rules: go.GoRules):
+    def __init__(self, rules: go.GoRules, *, opponent_policy: bool = False):
         self.rules = rules
+        self.opponent_policy = bool(opponent_policy)
         self._pending: dict[int, list[dict[str, Any]]] = collections.defaultdict(list)
 
     def add_chunk(self, records: StepRecord, generation: int):
@@ -501,10 +511,20 @@ class GameCollector:
         blunders = [m["move_number"] for m in moves if m["blunder"]]
         last_blunder = max(blunders) if blunders else -1
         out = []
-        for m in moves:
+        for j, m in enumerate(moves):
             if m["move_number"] <= last_blunder:
                 continue
             p = m["to_play"]
+            opponent = {}
+            if self.opponent_policy:
+                # The next recorded position of this game is the one after
+                # m's move (one record per move, in order); none after the
+                # game's last move (passes, move cap, or a resignation).
+                following = moves[j + 1] if j + 1 < len(moves) else None
+                if following is not None and following["move_number"] == m["move_number"] + 1:
+                    opponent = {"opponent_policy": following["policy"]}
+                else:
+                    opponent = {"opponent_policy": np.zeros_like(m["policy"])}
             out.append(
                 {
                     "planes": m["planes"],
@@ -520,6 +540,7 @@ class GameCollector:
                     **(
                         {} if final_own is None else {"ownership": final_own * np.int8(p), "ownership_mask": played_out}
                     ),
+                    **opponent,
                 }
             )
         game = FinishedGame(
@@ -569,6 +590,11 @@ class GameCollector:
                     "ownership_mask": col("ownership_mask", np.bool_),
                 }
                 if all("ownership" in r for r in rows)
+                else {}
+            ),
+            **(
+                {"opponent_policy": np.stack([r["opponent_policy"] for r in rows]).astype(np.float32)}
+                if all("opponent_policy" in r for r in rows)
                 else {}
             ),
         )

@@ -3,7 +3,10 @@
 Pieces for the generation loop in `saijax.train`:
 
 * `TrainState`: step, params, batch stats and optimizer state (the flax
-  module itself stays outside, static).
+  module itself stays outside, static). With `training.ema_decay` > 0 the
+  state is an `EmaTrainState`, which also carries `ema`, the moving average
+  of `{'params', 'batch_stats'}` that plays (`playing_variables`); with 0 it
+  is the plain TrainState, so a run and its checkpoints are as before.
 * `make_optimizer` / `learning_rate_schedule`: SGD with Nesterov momentum
   (SAI) or Adam. The learning rate is an injected hyperparameter that the
   train step sets from the schedule at the *global* step `TrainState.step`,
@@ -39,6 +42,7 @@ from saijax import config as config_lib
 from saijax import losses, networks
 
 __all__ = [
+    "EmaTrainState",
     "GrownNetwork",
     "TrainState",
     "abstract_train_state",
@@ -50,6 +54,9 @@ __all__ = [
     "make_train_step",
     "network_spec",
     "replicate",
+    "samples_per_new_row",
+    "set_learning_rate",
+    "start_ema",
     "shard_batch",
     "train_on_window",
 ]
@@ -70,6 +77,37 @@ class TrainState:
     def variables(self) -> dict[str, Any]:
         """`{'params', 'batch_stats'}`, as `networks.apply_network` takes."""
         return {"params": self.params, "batch_stats": self.batch_stats}
+
+    @property
+    def playing_variables(self) -> dict[str, Any]:
+        """The net that plays: the live `variables` (the average with EMA)."""
+        return self.variables
+
+    def live(self) -> TrainState:
+        """The state without any weight average (itself here)."""
+        return self
+
+
+@flax.struct.dataclass
+class EmaTrainState(TrainState):
+    """A TrainState with an exponential moving average of the weights
+    (`training.ema_decay` > 0, docs/design.md §7).
+
+    `ema` is `{'params', 'batch_stats'}`, replicated like `params`; every
+    train step sets ema ← d·ema + (1 − d)·(new params, new batch stats).
+    The batch-norm running stats are averaged too, so the averaged net's
+    normalisation follows the averaged weights' time scale. Training goes
+    on from the live `params`; `playing_variables` is the average.
+    """
+
+    ema: Any = None
+
+    @property
+    def playing_variables(self) -> dict[str, Any]:
+        return self.ema
+
+    def live(self) -> TrainState:
+        return TrainState(step=self.step, params=self.params, batch_stats=self.batch_stats, opt_state=self.opt_state)
 
 
 # ---------------------------------------------------------------------------
@@ -214,6 +252,7 @@ def create_train_state(
     step: int = 0,
     mesh: Mesh | None = None,
     variables: dict[str, Any] | None = None,
+    ema: bool = False,
 ) -> TrainState:
     """Initialises a network and its optimizer.
 
@@ -227,6 +266,8 @@ def create_train_state(
         variables: start from these `{'params', 'batch_stats'}` (e.g. a zoo
             net, `config.init_checkpoint`) instead of a fresh initialisation;
             the optimizer state starts fresh either way.
+        ema: return an `EmaTrainState` whose average starts at the initial
+            weights (`training.ema_decay` > 0).
 
     Returns:
         A TrainState, replicated over the mesh.
@@ -239,7 +280,27 @@ def create_train_state(
         batch_stats=variables["batch_stats"],
         opt_state=optimizer.init(variables["params"]),
     )
-    return replicate(state, mesh if mesh is not None else make_mesh())
+    state = replicate(state, mesh if mesh is not None else make_mesh())
+    return start_ema(state) if ema else state
+
+
+def start_ema(state: TrainState, ema: dict[str, Any] | None = None) -> EmaTrainState:
+    """`state` with a weight average: `ema` (`{'params', 'batch_stats'}`, e.g.
+    restored from a checkpoint), or by default a copy of the live weights,
+    placed like them (a resumed pre-EMA run, a grown net)."""
+    live = state.live()
+    if ema is None:
+        ema = jax.tree_util.tree_map(lambda x: jax.device_put(jnp.copy(x), x.sharding), live.variables)
+    return EmaTrainState(
+        step=live.step, params=live.params, batch_stats=live.batch_stats, opt_state=live.opt_state, ema=ema
+    )
+
+
+def samples_per_new_row(steps: int, batch_size: int, new_rows: int) -> float | None:
+    """The training reuse ratio of a generation: steps · batch size / the
+    rows its self-play wrote (the `train_samples_per_new_row` metric); None
+    without new rows. KataGo trains on about 4 samples per generated one."""
+    return steps * batch_size / new_rows if new_rows > 0 else None
 
 
 def abstract_train_state(
@@ -272,6 +333,14 @@ def _set_learning_rate(opt_state: Any, learning_rate: jax.Array) -> Any:
     return opt_state._replace(hyperparams=hyperparams)
 
 
+def set_learning_rate(state: TrainState, learning_rate: float | jax.Array) -> TrainState:
+    """`state` with the optimizer's learning rate set (placed as before), for
+    a step built with `schedule_by_generation`."""
+    old = state.opt_state.hyperparams["learning_rate"]
+    value = jax.device_put(jnp.asarray(learning_rate, old.dtype), old.sharding)
+    return state.replace(opt_state=_set_learning_rate(state.opt_state, value))
+
+
 def make_train_step(
     net: networks.SaiNet,
     board_size: int,
@@ -280,8 +349,13 @@ def make_train_step(
     mesh: Mesh | None = None,
     optimizer: optax.GradientTransformation | None = None,
     steps_per_generation: int | None = None,
+    schedule_by_generation: bool = False,
 ):
     """Builds the jitted training step.
+
+    With `training.ema_decay` d > 0 the state must be an `EmaTrainState`
+    (`create_train_state(..., ema=True)`), and each step also sets
+    ema ← d·ema + (1 − d)·(new params, new batch stats), inside the jit.
 
     Args:
         net: the module (its `value_head` picks the loss).
@@ -292,6 +366,11 @@ def make_train_step(
         optimizer: the transform the state was created with; None builds
             `make_optimizer(training_config, steps_per_generation)`.
         steps_per_generation: S for the schedule; None reads the config.
+        schedule_by_generation: leave the learning rate in the optimizer
+            state as it is (the caller sets it per generation with
+            `set_learning_rate`, as the pipeline does when
+            `training.samples_per_new_row` makes the steps of a generation
+            vary) instead of setting it from the schedule at the global step.
 
     Returns:
         `train_step(state, batch) -> (state, metrics)`. `batch` is the dict
@@ -311,8 +390,10 @@ def make_train_step(
     # Auxiliary losses (0 when the fields are missing, e.g. older configs).
     ownership_weight = float(training_config.get("ownership_weight", 0.0) or 0.0)
     score_aux_weight = float(training_config.get("score_aux_weight", 0.0) or 0.0)
+    opponent_policy_weight = float(training_config.get("opponent_policy_weight", 0.0) or 0.0)
     l2_coef = float(training_config.l2)
     grad_clip = float(training_config.get("grad_clip", 0.0) or 0.0)
+    ema_decay = float(training_config.get("ema_decay", 0.0) or 0.0)
 
     def loss_fn(params, batch_stats, batch):
         outputs, new_stats = networks.apply_network(
@@ -329,6 +410,7 @@ def make_train_step(
             board_size=board_size,
             ownership_weight=ownership_weight,
             score_aux_weight=score_aux_weight,
+            opponent_policy_weight=opponent_policy_weight,
         )
         return loss, (metrics, new_stats)
 
@@ -341,12 +423,24 @@ def make_train_step(
             # gradient (e.g. an unbounded score head early in training).
             scale = jnp.minimum(1.0, grad_clip / jnp.maximum(grad_norm, 1e-12))
             grads = jax.tree_util.tree_map(lambda g: g * scale, grads)
-        learning_rate = schedule(state.step)
-        opt_state = _set_learning_rate(state.opt_state, learning_rate)
+        if schedule_by_generation:
+            opt_state = state.opt_state
+            learning_rate = jnp.asarray(opt_state.hyperparams["learning_rate"], jnp.float32)
+        else:
+            learning_rate = schedule(state.step)
+            opt_state = _set_learning_rate(state.opt_state, learning_rate)
         updates, opt_state = optimizer.update(grads, opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         metrics = dict(metrics, learning_rate=learning_rate, grad_norm=grad_norm)
         new_state = state.replace(step=state.step + 1, params=params, batch_stats=batch_stats, opt_state=opt_state)
+        if ema_decay > 0:
+            if not isinstance(state, EmaTrainState):
+                raise TypeError(
+                    "training.ema_decay > 0 needs an EmaTrainState (create_train_state(..., ema=True) or start_ema)"
+                )
+            live = {"params": params, "batch_stats": batch_stats}
+            ema = jax.tree_util.tree_map(lambda e, x: ema_decay * e + (1.0 - ema_decay) * x, state.ema, live)
+            new_state = new_state.replace(ema=ema)
         return new_state, metrics
 
     replicated = _replicated(mesh)
@@ -449,7 +543,8 @@ def train_on_window(
 def network_spec(config, generation: int) -> networks.NetworkSpec:
     """The network the config asks for at `generation`: the schedule's
     (blocks, filters), and `network.value_head`, `network.beta_scale`
-    (0 means the default 10/N²) and `network.ownership_head` (missing:
+    (0 means the default 10/N²), `network.ownership_head`,
+    `network.global_pooling` and `network.opponent_policy_head` (missing:
     False)."""
     blocks, filters = config_lib.network_shape(config, generation)
     return networks.NetworkSpec(
@@ -459,6 +554,8 @@ def network_spec(config, generation: int) -> networks.NetworkSpec:
         value_head=config.network.value_head,
         beta_scale=config.network.beta_scale or None,
         ownership_head=bool(config.network.get("ownership_head", False)),
+        global_pooling=bool(config.network.get("global_pooling", False)),
+        opponent_policy_head=bool(config.network.get("opponent_policy_head", False)),
     )
 
 
@@ -481,6 +578,8 @@ def grow_network(
     mesh: Mesh | None = None,
     log_every: int = 0,
     log_fn: Callable[[int, dict[str, float]], None] | None = None,
+    ema: bool = False,
+    learning_rate: float | jax.Array | None = None,
 ) -> GrownNetwork:
     """Initialises a newly built net and trains it on the window.
 
@@ -502,13 +601,22 @@ def grow_network(
             schedule carries on.
         mesh: device mesh; None means `make_mesh()`.
         log_every, log_fn: as in `train_on_window`.
+        ema: keep a weight average (`training.ema_decay` > 0). It restarts
+            from the new net's weights after its catch-up training, so the
+            random initialisation is never averaged into the playing net.
+        learning_rate: set this rate in the fresh optimizer state first (a
+            step built with `schedule_by_generation`); None leaves it.
 
     Returns:
         GrownNetwork(state, metrics).
     """
     init_key, train_key = jax.random.split(key)
-    state = create_train_state(net, optimizer, init_key, step=start_step, mesh=mesh)
+    state = create_train_state(net, optimizer, init_key, step=start_step, mesh=mesh, ema=ema)
+    if learning_rate is not None:
+        state = set_learning_rate(state, learning_rate)
     state, metrics = train_on_window(
         state, train_step, sample_batch, num_steps, train_key, log_every=log_every, log_fn=log_fn
     )
+    if ema:
+        state = start_ema(state)
     return GrownNetwork(state=state, metrics=metrics)

@@ -368,11 +368,18 @@ def test_pipeline_generation_with_the_learning_switches(tmp_path):
     config.network.ownership_head = True
     config.training.ownership_weight = 1.5
     config.training.score_aux_weight = 1.0
+    # KataGo's global pooling and opponent-reply policy target (kata_switches_test.py).
+    config.network.global_pooling = True
+    config.network.opponent_policy_head = True
+    config.training.opponent_policy_weight = 0.15
     # The other learning switches ride along: noise in the opening only, and
     # playout caps (half the moves searched with 1 simulation instead of 4).
     config.selfplay.noise_moves = 2
     config.selfplay.fast_simulations = 1
     config.selfplay.full_search_prob = 0.5
+    # Weight averaging, and the steps set from the new rows (half a sample each).
+    config.training.ema_decay = 0.9
+    config.training.samples_per_new_row = 0.5
     workdir = str(tmp_path / "run")
     log = []
     pipeline.train_and_evaluate(config, workdir, progress=False, log=log.append)
@@ -386,6 +393,7 @@ def test_pipeline_generation_with_the_learning_switches(tmp_path):
     assert abs(moves - round(moves)) < 1e-6 and round(moves) % config.selfplay.chunk_moves == 0
     assert np.isfinite(metrics["train_ownership_loss"]) and metrics["train_ownership_loss"] >= 0
     assert np.isfinite(metrics["train_score_aux_loss"])
+    assert np.isfinite(metrics["train_opponent_policy_loss"]) and metrics["train_opponent_policy_loss"] > 0
     assert "ownership" in log[-1]
 
     rows = replay.ReplayBuffer(os.path.join(workdir, "replay"), N).read_generation(0)
@@ -399,15 +407,35 @@ def test_pipeline_generation_with_the_learning_switches(tmp_path):
         rows.ownership[played].sum(axis=1) + rows.signed_komi[played], rows.margin[played], atol=1e-4
     )
     assert not rows.ownership[~played].any()
+    # Opponent targets: the policy of the next row of the same game (a game's
+    # rows are stored together, in order), zeros after its last move.
+    assert rows.opponent_policy.shape == rows.policy.shape
+    for r in range(rows.num_rows):
+        if r + 1 < rows.num_rows and rows.game_id[r + 1] == rows.game_id[r]:
+            assert rows.move_number[r + 1] == rows.move_number[r] + 1
+            np.testing.assert_array_equal(rows.opponent_policy[r], rows.policy[r + 1])
+        else:
+            assert not rows.opponent_policy[r].any()
+
+    # The reuse ratio: steps from the new rows, and the metric from the steps.
+    steps = max(1, round(0.5 * rows.num_rows / config.training.batch_size))
+    assert metrics["train_steps"] == steps
+    assert metrics["train_samples_per_new_row"] == pytest.approx(steps * config.training.batch_size / rows.num_rows)
+    # The rate is set per generation then (constant here).
+    assert metrics["train_learning_rate"] == pytest.approx(config.training.learning_rate)
 
     # Resuming with the head switched off is refused, naming the field.
     config.network.ownership_head = False
     config.training.ownership_weight = 0.0
+    config.network.global_pooling = config.network.opponent_policy_head = False
+    config.training.opponent_policy_weight = 0.0
     with pytest.raises(checkpoints.CheckpointError, match=r"ownership head.*network\.ownership_head"):
         pipeline.train_and_evaluate(config, workdir, progress=False, log=lambda *_: None)
 
     loaded = checkpoints.load_network(workdir)
+    assert loaded.metadata["ema_net"]  # the averaged net is the one that plays
     assert loaded.spec.ownership_head and loaded.spec.to_dict()["ownership_head"] is True
+    assert loaded.spec.global_pooling and loaded.spec.opponent_policy_head
     player = players.load_player(workdir)
     assert player.net.ownership_head
 

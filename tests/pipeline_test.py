@@ -52,6 +52,8 @@ METRIC_KEYS = {
     "train_policy_loss",
     "train_value_loss",
     "window_rows",
+    "train_steps",
+    "train_samples_per_new_row",
     "train_seconds",
     "network",
     "simulations",
