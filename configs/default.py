@@ -53,7 +53,9 @@ def get_config() -> ml_collections.ConfigDict:
     # residual block (the last one in a net of 1 or 2 blocks) adds a bias from
     # the per-channel mean and max over the board of extra pooled channels,
     # and the policy and value heads also read the trunk's mean/max pooled
-    # features. New parameters, same outputs. Off: SAI's net.
+    # features. New parameters, same outputs. Off: SAI's net. Caution: a 7×7
+    # run from scratch with it fell into short games ended by passing in its
+    # first generations (not understood yet; the plain net does not).
     config.network.global_pooling = False
     # KataGo's opponent-reply policy head (Wu 2019 §4.2): a second policy head
     # predicting the opponent's reply (target: the next position's policy
