@@ -185,6 +185,13 @@ def mann_whitney_test(a: Iterable[float], b: Iterable[float], alternative: str =
     return (float(res.statistic), float(res.pvalue))
 
 
+def _ranked(pvalues: Iterable[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, out, order): the p-values, a NaN result array, and the finite ones' indices, smallest p first."""
+    p = np.asarray([float(v) for v in pvalues], dtype=float)
+    ok = np.flatnonzero(np.isfinite(p))
+    return p, np.full(p.shape, math.nan), ok[np.argsort(p[ok], kind="stable")]
+
+
 def holm_correction(pvalues: Iterable[float]) -> list[float]:
     """Holm's step-down adjusted p-values (family-wise error control).
 
@@ -198,12 +205,10 @@ def holm_correction(pvalues: Iterable[float]) -> list[float]:
     Returns:
       The adjusted p-values, in the input order.
     """
-    p = np.asarray([float(v) for v in pvalues], dtype=float)
-    out = np.full(p.shape, math.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    m = len(ok)
+    p, out, order = _ranked(pvalues)
+    m = len(order)
     running = 0.0
-    for rank, i in enumerate(ok[np.argsort(p[ok], kind="stable")]):
+    for rank, i in enumerate(order):
         running = max(running, min(1.0, (m - rank) * p[i]))
         out[i] = running
     return out.tolist()
@@ -221,12 +226,9 @@ def benjamini_hochberg(pvalues: Iterable[float]) -> list[float]:
     Returns:
       The adjusted p-values, in the input order.
     """
-    p = np.asarray([float(v) for v in pvalues], dtype=float)
-    out = np.full(p.shape, math.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    m = len(ok)
+    p, out, order = _ranked(pvalues)
+    m = len(order)
     running = 1.0
-    order = ok[np.argsort(p[ok], kind="stable")]
     for rank in range(m - 1, -1, -1):
         i = order[rank]
         running = min(running, m * p[i] / (rank + 1))

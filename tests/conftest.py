@@ -34,6 +34,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 
 import ml_collections  # noqa: E402
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from saijax import gtp_client  # noqa: E402
@@ -178,3 +179,39 @@ def gnugo(gnugo_path):
     del gnugo_path  # only for the skip/fail
     with gtp_client.GtpClient(gtp_client.gnugo_argv(level=1), timeout=60.0) as engine:
         yield engine
+
+
+def empty_step_fields(t_len: int, batch: int, board_size: int, *, ownership: bool = False) -> dict:
+    """Zero arrays for every field of a [t_len, batch] ``selfplay.StepRecord``
+    (all slots inactive), for tests that hand-make records for the GameCollector;
+    with ``ownership`` also ``final_ownership``."""
+
+    def z(dtype, *extra):
+        return np.zeros((t_len, batch) + extra, dtype)
+
+    n = board_size
+    fields = dict(
+        planes=z(np.uint8, n, n, 2),
+        to_play=z(np.int8),
+        signed_komi=z(np.float32),
+        policy=z(np.float32, n * n + 1),
+        game_id=z(np.int32),
+        move_number=z(np.int32),
+        is_branch=z(bool),
+        active=z(bool),
+        action=z(np.int32),
+        blunder=z(bool),
+        root_alpha=z(np.float32),
+        branched=z(bool),
+        finished=z(bool),
+        winner=z(np.int8),
+        margin=z(np.float32),
+        resigned=z(bool),
+        may_resign=z(bool),
+        would_resign=z(np.int8),
+        komi=z(np.float32),
+        length=z(np.int32),
+    )
+    if ownership:
+        fields["final_ownership"] = z(np.int8, n * n)
+    return fields

@@ -13,6 +13,7 @@ import jax
 import numpy as np
 import pytest
 from conftest import TINY, training_config
+from training_test import _batch as training_batch
 
 from saijax import checkpoints, networks, pipeline, training
 from saijax import config as config_lib
@@ -32,18 +33,7 @@ def _collect_orbax_leftovers():
 
 
 def _batch(seed=0, batch=8):
-    rng = np.random.default_rng(seed)
-    planes = (rng.random((batch, N, N, networks.input_planes("sai"))) < 0.3).astype(np.float32)
-    planes[..., 16] = 1.0
-    policy = np.zeros((batch, A), np.float32)
-    policy[np.arange(batch), rng.integers(0, A, batch)] = 1.0
-    return {
-        "planes": planes,
-        "policy": policy,
-        "signed_komi": rng.choice([-7.5, 0.5, 7.5], batch).astype(np.float32),
-        "z": rng.choice([0.0, 1.0], batch).astype(np.float32),
-        "margin": rng.normal(0, 8, batch).astype(np.float32),
-    }
+    return training_batch("sai", seed, batch)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import TINY
+from conftest import TINY, empty_step_fields
 
 from saijax import config as config_lib
 from saijax import features, go, losses, networks, replay, selfplay, training
@@ -98,31 +98,7 @@ def test_spec_dicts_old_and_new():
 def _records(games, t_len, b):
     """A [t_len, b] StepRecord: games = {slot: [per-move dicts]}; others inactive."""
 
-    def z(dtype, *extra):
-        return np.zeros((t_len, b) + extra, dtype)
-
-    fields = dict(
-        planes=z(np.uint8, N, N, 2),
-        to_play=z(np.int8),
-        signed_komi=z(np.float32),
-        policy=z(np.float32, A),
-        game_id=z(np.int32),
-        move_number=z(np.int32),
-        is_branch=z(bool),
-        active=z(bool),
-        action=z(np.int32),
-        blunder=z(bool),
-        root_alpha=z(np.float32),
-        branched=z(bool),
-        finished=z(bool),
-        winner=z(np.int8),
-        margin=z(np.float32),
-        resigned=z(bool),
-        may_resign=z(bool),
-        would_resign=z(np.int8),
-        komi=z(np.float32),
-        length=z(np.int32),
-    )
+    fields = empty_step_fields(t_len, b, N)
     for i, moves in games.items():
         for t, values in enumerate(moves):
             fields["active"][t, i] = True

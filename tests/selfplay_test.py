@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import TESTS
+from conftest import TESTS, empty_step_fields
 
 from saijax import features, go, replay, search, selfplay
 
@@ -437,31 +437,7 @@ def _records(rows, t_len, b):
     move number so kept rows can be identified.
     """
 
-    def z(dtype, *extra):
-        return np.zeros((t_len, b) + extra, dtype)
-
-    fields = dict(
-        planes=z(np.uint8, 5, 5, 2),
-        to_play=z(np.int8),
-        signed_komi=z(np.float32),
-        policy=z(np.float32, N_A),
-        game_id=z(np.int32),
-        move_number=z(np.int32),
-        is_branch=z(bool),
-        active=z(bool),
-        action=z(np.int32),
-        blunder=z(bool),
-        root_alpha=z(np.float32),
-        branched=z(bool),
-        finished=z(bool),
-        winner=z(np.int8),
-        margin=z(np.float32),
-        resigned=z(bool),
-        may_resign=z(bool),
-        would_resign=z(np.int8),
-        komi=z(np.float32),
-        length=z(np.int32),
-    )
+    fields = empty_step_fields(t_len, b, 5)
     for (t, i), values in rows.items():
         fields["active"][t, i] = True
         fields["planes"][t, i] = values["move_number"]
