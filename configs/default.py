@@ -53,9 +53,8 @@ def get_config() -> ml_collections.ConfigDict:
     # residual block (the last one in a net of 1 or 2 blocks) adds a bias from
     # the per-channel mean and max over the board of extra pooled channels,
     # and the policy and value heads also read the trunk's mean/max pooled
-    # features. New parameters, same outputs. Off: SAI's net. Caution: a 7×7
-    # run from scratch with it fell into short games ended by passing in its
-    # first generations (not understood yet; the plain net does not).
+    # features. New parameters, all starting at zero in the blocks and policy
+    # heads, so a fresh net plays as one without pooling. Off: SAI's net.
     config.network.global_pooling = False
     # KataGo's opponent-reply policy head (Wu 2019 §4.2): a second policy head
     # predicting the opponent's reply (target: the next position's policy
@@ -131,6 +130,13 @@ def get_config() -> ml_collections.ConfigDict:
     # sampled ∝ visits^(1/T) (extended paper §3.4).
     config.selfplay.random_moves = 25
     config.selfplay.random_temperature = 1.0  # T for those moves.
+    # What those moves are drawn from: 'visits' (the root's visit counts,
+    # SAI) or 'improved' (the search's policy target; the same thing for
+    # PUCT). Gumbel's sequential halving at a few simulations spreads its
+    # visits nearly evenly over the considered actions, so ∝ visits is
+    # almost a uniform draw among up to 16 candidates; the improved policy
+    # softmax(logits + σ(q̂)) weighs them by their values.
+    config.selfplay.opening_policy = "visits"
     # Root search noise (Gumbel's gumbel_scale, PUCT's Dirichlet fraction) on
     # the first this-many moves of a game only (counted from the empty board,
     # also in branches); after them self-play plays the search's best move,

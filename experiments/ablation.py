@@ -52,6 +52,10 @@ CURVE_KEYS = (
     "alpha_empty",
     "beta_empty",
     "score_error",
+    "score_error_late",
+    "beta_late",
+    "sharp_late_fraction",
+    "score_error_sharp_late",
     "first_move",
     "black_winrate",
     "avg_game_length",
@@ -126,6 +130,8 @@ def arm_rows(curves: list[dict], last: int, fit: elo.EloFit | None) -> list[dict
             "alpha_empty_sd": _sd(tail, "alpha_empty"),
             "beta_empty": _mean(tail, "beta_empty"),
             "score_error": _mean(tail, "score_error"),
+            "score_error_late": _mean(tail, "score_error_late"),
+            "beta_late": _mean(tail, "beta_late"),
             "first_move": curve[-1]["first_move"],
             "d4_from": d4_from(curve),
         }
@@ -242,7 +248,7 @@ def run(args) -> None:
     arms = arm_rows(curves, args.last, fit)
     common.write_csv(os.path.join(args.outdir, "arms.csv"), arms, digits=4)
     plot(curves, arms, os.path.join(args.outdir, "ablation.png"))
-    header = ["arm", "evals (M)", "min", "α_∅", "β_∅", "score err", "D4 from", "Elo"]
+    header = ["arm", "evals (M)", "min", "α_∅", "β_∅", "score err", "late err", "late β", "D4 from", "Elo"]
     print(
         common.markdown_table(
             header,
@@ -254,6 +260,8 @@ def run(args) -> None:
                     f"{r['alpha_empty']:+.2f} ± {r['alpha_empty_sd']:.2f}",
                     f"{r['beta_empty']:.3f}",
                     f"{r['score_error']:.1f}",
+                    f"{r['score_error_late']:.1f}",
+                    f"{r['beta_late']:.2f}",
                     r["d4_from"],
                     f"{r['elo']:+.0f} [{r['elo_lo']:+.0f}, {r['elo_hi']:+.0f}]" if "elo" in r else "",
                 ]

@@ -15,11 +15,17 @@ cap) and counted Tromp–Taylor by saijax. The net does not resign either
 * the net as White at ``--white_komi`` (7×7: 9.5, White wins if Black does
   not make 10).
 
+The net plays its search's best move (no root noise unless
+``--gumbel_scale`` asks for it); ``--engine_opening_moves=k`` varies the
+games from GNU Go's side only: its first k moves are drawn at random among
+the moves it rates (``top_moves``) at least half as high as its best.
+
 Outputs in ``--outdir``: ``games.csv`` (every game, the results table),
-``summary.csv`` (net, generation, colour, komi, games, wins, draws, win
-rate, 95% Wilson interval, mean margin from the net's side, GNU Go's count
-agreement) and ``gnugo_strength.png`` (win rate by net and colour with
-intervals).
+``sgf/<net>-<colour>/`` (every game), ``summary.csv`` (net, generation,
+colour, komi, games, wins, draws, win rate, 95% Wilson interval, mean
+margin from the net's side, GNU Go's count agreement, the number of
+distinct games and of games distinct up to the board's symmetries) and
+``gnugo_strength.png`` (win rate by net and colour with intervals).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import time
 import numpy as np
 
 from experiments import common, matches
-from saijax import gtp_match, match, player_cli
+from saijax import gtp_match, match, player_cli, sgf
 
 
 def _nets(args) -> list[tuple[str, str]]:
@@ -54,15 +60,21 @@ def run(args) -> list[dict]:
     for (label, _), player in zip(nets, loaded):
         for colour, komi in (("black", args.black_komi), ("white", args.white_komi)):
             t0 = time.time()
+            sgf_dir = os.path.join(args.outdir, "sgf", f"{label}-{colour}")
             settings = match.MatchSettings(
                 games=args.games,
                 komi=komi,
                 colours="a_black" if colour == "black" else "a_white",
                 seed=args.seed,
                 resign_threshold=args.resign_threshold,
+                engine_opening_moves=args.engine_opening_moves,
+                sgf_dir=sgf_dir,
                 results_path=games_path,
             )
             games = gtp_match.play_gtp_match(player, argv, settings, timeout=args.timeout)
+            distinct, distinct_sym = matches.distinct_games(
+                [sgf.read_sgf(g.sgf).moves for g in games], player.board_size
+            )
             agree = [g for g in games if g.engine_score and not g.engine_dead and not g.engine_score.startswith("?")]
             rows.append(
                 {
@@ -74,6 +86,9 @@ def run(args) -> list[dict]:
                     "visits": args.visits,
                     **matches.colour_record(games, label, colour),
                     "counted_by_gnugo": len(agree),
+                    "engine_opening_moves": args.engine_opening_moves,
+                    "distinct_games": distinct,
+                    "distinct_up_to_symmetry": distinct_sym,
                     "seconds": round(time.time() - t0, 1),
                 }
             )
@@ -81,8 +96,8 @@ def run(args) -> list[dict]:
             print(
                 f"{label:>10s} as {colour} (komi {komi:g}) vs GNU Go level {args.level}: "
                 f"{r['wins']}/{r['games']} wins, {100 * r['win_rate']:.0f}% "
-                f"[{100 * r['wilson_lo']:.0f}%, {100 * r['wilson_hi']:.0f}%], mean margin {r['mean_margin']:+.1f} "
-                f"({r['seconds']:.0f}s)",
+                f"[{100 * r['wilson_lo']:.0f}%, {100 * r['wilson_hi']:.0f}%], mean margin {r['mean_margin']:+.1f}, "
+                f"{distinct} distinct games ({distinct_sym} up to symmetry) ({r['seconds']:.0f}s)",
                 flush=True,
             )
     common.write_csv(os.path.join(args.outdir, "summary.csv"), rows)
@@ -123,6 +138,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--white_komi", type=float, default=9.5)
     p.add_argument("--resign_threshold", type=float, default=None, help="let the net resign (default: never)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
+    p.add_argument(
+        "--engine_opening_moves",
+        type=int,
+        default=0,
+        help="GNU Go's first this-many moves drawn at random among those it rates at least half its best "
+        "(variety for a deterministic net; the net's moves stay its own)",
+    )
     args = p.parse_args(argv)
     if bool(args.nets) == bool(args.workdir):
         p.error("give exactly one of --nets and --workdir")

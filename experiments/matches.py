@@ -363,3 +363,17 @@ def pairing_settings(args, k: int, results_path: str) -> match.MatchSettings:
         score_visits=None,
         results_path=results_path,
     )
+
+
+def distinct_games(move_lists: Sequence[Sequence[int]], board_size: int) -> tuple[int, int]:
+    """(distinct games, distinct up to the board's 8 symmetries) among move lists.
+
+    Two games are the same when they have the same moves in the same order;
+    up to symmetry, when one is the other rotated or reflected (the canonical
+    form is the smallest of the 8 transformed move lists).
+    """
+    perms = [go._policy_perm(board_size, k) for k in range(8)]
+    inverse = [np.argsort(p) for p in perms]  # action -> its image under transform k
+    exact = {tuple(int(a) for a in moves) for moves in move_lists}
+    canonical = {min(tuple(int(inv[a]) for a in moves) for inv in inverse) for moves in exact}
+    return len(exact), len(canonical)

@@ -60,6 +60,7 @@ __all__ = [
 
 KOMI_MODES = ("sample", "fixed")
 OPTIMIZERS = ("sgd", "adam")
+OPENING_POLICIES = ("visits", "improved")
 LR_SCHEDULES = ("constant", "cosine", "piecewise")
 
 _MIN_BOARD_SIZE = 2
@@ -274,6 +275,8 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     # lacks them and keeps the behaviour of that time.
     if _has(config, "selfplay.noise_moves"):
         _int(config, "selfplay.noise_moves", -1)
+    if _has(config, "selfplay.opening_policy"):
+        _choice(config, "selfplay.opening_policy", OPENING_POLICIES)
     if _has(config, "selfplay.fast_simulations"):
         _int(config, "selfplay.fast_simulations", 0)
     if _has(config, "selfplay.full_search_prob"):

@@ -87,6 +87,17 @@ def _engine_count(engine: gtp_client.GtpClient, has_score: bool, has_status: boo
     return score, dead
 
 
+def _random_rated_move(rules: go.GoRules, rated: list[str], rng: np.random.Generator) -> int | None:
+    """A uniform draw among the moves of a ``top_moves`` answer ("D4 45.00 E3 23.9 ...")
+    rated at least half as valuable as the best one; None if it rates none."""
+    pairs = [(go.from_gtp(rules, rated[k]), float(rated[k + 1])) for k in range(0, len(rated) - 1, 2)]
+    if not pairs:
+        return None
+    best = max(v for _, v in pairs)
+    candidates = sorted(a for a, v in pairs if (v >= 0.5 * best if best > 0 else v == best))
+    return int(candidates[rng.integers(len(candidates))])
+
+
 def play_gtp_match(
     player: players.Player,
     engine_argv: Sequence[str],
@@ -158,6 +169,12 @@ def play_gtp_match(
         has_seed = engine.known_command("set_random_seed")
         has_score = engine.known_command("final_score")
         has_status = engine.known_command("final_status_list")
+        has_top = {c: engine.known_command(f"top_moves_{c}") for c in ("black", "white")}
+        if settings.engine_opening_moves and not all(has_top.values()):
+            raise ValueError(
+                f"engine_opening_moves={settings.engine_opening_moves}: the engine {name!r} has no "
+                "top_moves_black/top_moves_white command to rate its moves"
+            )
         for i in range(settings.games):
             net_colour = 1 if a_black[i] else -1
             black, white = (player.name, name) if net_colour == 1 else (name, player.name)
@@ -181,6 +198,7 @@ def play_gtp_match(
             moves: list[int] = []
             comments: list[str | None] = []
             resign_winner, estimate = 0, None
+            engine_moves = 0
             while not bool(state.terminated):
                 ply = int(state.move_count)
                 colour = int(state.to_play)
@@ -219,7 +237,24 @@ def play_gtp_match(
                     engine.send(f"play {colour_name} {go.to_gtp(rules, action)}")
                     moves.append(action)
                     comments.append(match.move_comment(alpha, beta, child_q[action], visits.sum()))
+                elif engine_moves < settings.engine_opening_moves and has_top[colour_name]:
+                    # A random opening move of the engine's, among those it rates
+                    # at least half as valuable as its best.
+                    engine_moves += 1
+                    rated = engine.send(f"top_moves_{colour_name}").split()
+                    action = _random_rated_move(rules, rated, np.random.default_rng([settings.seed, i, ply]))
+                    if action is None:
+                        reply = engine.send(f"genmove {colour_name}").strip()
+                        if reply.lower() == "resign":
+                            raise ValueError(f"game {i}: the engine resigned its opening move {ply + 1}")
+                        action = go.from_gtp(rules, reply)
+                        comments.append(None)
+                    else:
+                        engine.send(f"play {colour_name} {go.to_gtp(rules, action)}")
+                        comments.append("engine's random opening move")
+                    moves.append(action)
                 else:
+                    engine_moves += int(colour != net_colour)
                     reply = engine.send(f"genmove {colour_name}").strip()
                     if reply.lower() == "resign":
                         resign_winner = -colour

@@ -124,6 +124,12 @@ class MatchSettings:
         None reuses the move search's tree.
       opening_moves: the first moves of each game, drawn uniformly at random
         (pass excluded), the same for both games of a colour pair.
+      engine_opening_moves: against a GTP engine only: the engine's first
+        this-many moves of each game are drawn at random among the moves it
+        rates at least half as valuable as its best (GNU Go's
+        ``top_moves_<colour>``), so that a deterministic net meets different
+        games while its own moves stay its search's best; a move the engine
+        cannot rate is its ``genmove``.
       play_out: the resign rule never ends a game; where it first fires, the
         ply and the score estimates (the scorer's and the player's own) are
         recorded (``GameResult.resign_ply``, ``resign_estimate``,
@@ -143,6 +149,7 @@ class MatchSettings:
     resign_after: int | None = None
     score_visits: int | None = 1000
     opening_moves: int = 0
+    engine_opening_moves: int = 0
     play_out: bool = False
     sgf_dir: str | os.PathLike | None = None
     results_path: str | os.PathLike | None = None
@@ -173,6 +180,10 @@ class MatchSettings:
             raise ValueError(f"MatchSettings.resign_after must be None or an int >= 0, got {self.resign_after!r}")
         if not _is_int(self.opening_moves) or self.opening_moves < 0:
             raise ValueError(f"MatchSettings.opening_moves must be an int >= 0, got {self.opening_moves!r}")
+        if not _is_int(self.engine_opening_moves) or self.engine_opening_moves < 0:
+            raise ValueError(
+                f"MatchSettings.engine_opening_moves must be an int >= 0, got {self.engine_opening_moves!r}"
+            )
         if not isinstance(self.play_out, bool):
             raise ValueError(f"MatchSettings.play_out must be True or False, got {self.play_out!r}")
         if self.play_out and self.resign_threshold is None:

@@ -212,6 +212,14 @@ def _conv_bn_relu(
     return nn.relu(x)
 
 
+# The pooled terms of the blocks and policy heads start at zero, so a fresh net
+# with global pooling plays like one without it until training moves them.
+# With random kernels the pooled pass term gave the pass move a logit offset
+# shared by every position: a 7×7 run from scratch then passed after its
+# opening and fell into short pass-ended games.
+_ZEROS = nn.initializers.zeros
+
+
 def _global_pool(x: jax.Array) -> jax.Array:
     """[B, N, N, C] → [B, 2C]: per-channel mean, then max, over the board."""
     return jnp.concatenate([jnp.mean(x, axis=(1, 2)), jnp.max(x, axis=(1, 2))], axis=-1)
@@ -234,13 +242,20 @@ def _policy_head(h, pooled, prefix: str, *, board_size: int, train: bool, dtype:
     n, batch = board_size, h.shape[0]
     p = nn.Conv(2, (1, 1), padding="SAME", use_bias=False, dtype=dtype, name=f"{prefix}_conv")(h)
     if pooled is not None:
-        p = p + nn.Dense(2, use_bias=False, dtype=dtype, name=f"{prefix}_gpool")(pooled)[:, None, None, :]
+        p = (
+            p
+            + nn.Dense(2, use_bias=False, kernel_init=_ZEROS, dtype=dtype, name=f"{prefix}_gpool")(pooled)[
+                :, None, None, :
+            ]
+        )
     p = nn.relu(_batch_norm(f"{prefix}_bn", train, dtype)(p))
     # Flattened (row, col, channel)-major, the same board order as the
     # logit index row * N + col.
     logits = nn.Dense(n * n + 1, dtype=jnp.float32, name=f"{prefix}_dense")(p.reshape((batch, n * n * 2)))
     if pooled is not None:
-        pass_term = nn.Dense(1, use_bias=False, dtype=jnp.float32, name=f"{prefix}_pass_gpool")(pooled)
+        pass_term = nn.Dense(1, use_bias=False, kernel_init=_ZEROS, dtype=jnp.float32, name=f"{prefix}_pass_gpool")(
+            pooled
+        )
         logits = logits.at[:, n * n].add(pass_term[:, 0])
     return logits
 
@@ -271,7 +286,9 @@ class _ResidualBlock(nn.Module):
                 train=train,
                 dtype=self.dtype,
             )
-            bias = nn.Dense(self.filters, use_bias=False, dtype=self.dtype, name="gpool_dense")(_global_pool(g))
+            bias = nn.Dense(self.filters, use_bias=False, kernel_init=_ZEROS, dtype=self.dtype, name="gpool_dense")(
+                _global_pool(g)
+            )
             y = nn.relu(_batch_norm("bn1", train, self.dtype)(y + bias[:, None, None, :]))
         else:
             y = _conv_bn_relu(x, self.filters, (3, 3), conv_name="conv1", bn_name="bn1", train=train, dtype=self.dtype)

@@ -685,6 +685,7 @@ def _generation_line(gen: int, m: dict[str, Any]) -> str:
             f"B-win {m['black_winrate']:.2f} resign {m['resignations']} "
             f"(false {m['false_resignations']}/{m['no_resign_games']}) len {m['avg_game_length']:.1f} "
             f"komi {m['avg_komi']:+.1f} score err {m['score_error']:.1f}"
+            f" (late {m.get('score_error_late', float('nan')):.1f}, β {m.get('beta_late', float('nan')):.2f})"
         )
     gate = ""
     if "gating_scores" in m:

@@ -98,6 +98,7 @@ class SelfPlayConfig:
     max_branches_per_game: int = 3
     random_moves: int = 0
     random_temperature: float = 1.0
+    opening_policy: str = "visits"
     noise_moves: int = -1
     fast_simulations: int = 0
     full_search_prob: float = 1.0
@@ -155,6 +156,8 @@ class StepRecord:
     # [B] bool: the move's search was a full one (with playout caps, the
     # cheap searches give no policy target: their policy row is all zeros).
     full_search: chex.Array | None = None
+    # [B] float32, β of the root evaluation (None in hand-made records).
+    root_beta: chex.Array | None = None
 
 
 def round_half(x):
@@ -222,10 +225,23 @@ def _complete_komi(config, key, alpha_empty, beta_empty, shape):
 
 
 def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.SearchOutput):
-    """Opening sampling, blunder detection and the LZS pass rule."""
-    visits = out.visit_counts.astype(jnp.float32)
+    """Opening sampling, blunder detection and the LZS pass rule.
+
+    An opening move is drawn ∝ w^(1/T) with w the root's visit counts
+    (``opening_policy='visits'``, SAI) or the search's improved policy, its
+    policy target (``'improved'``). For PUCT the two are the same
+    distribution; for Gumbel at a few simulations they are not: sequential
+    halving spreads its visits almost evenly over the considered actions (at
+    32 simulations and 16 actions the best move holds about 5 of 32), so
+    ∝ visits is close to a uniform draw among them, while the improved policy
+    softmax(logits + σ(q̂)) weighs them by their values.
+    """
     q = jnp.where(jnp.isnan(out.child_q), -jnp.inf, out.child_q)
-    logits = jnp.where(visits > 0, jnp.log(jnp.maximum(visits, 1e-9)) / config.random_temperature, -jnp.inf)
+    if config.opening_policy == "improved":
+        weights = out.policy
+    else:
+        weights = out.visit_counts.astype(jnp.float32)
+    logits = jnp.where(weights > 0, jnp.log(jnp.maximum(weights, 1e-30)) / config.random_temperature, -jnp.inf)
     sampled = jax.random.categorical(key, logits).astype(jnp.int32)
     opening = states.move_count < config.random_moves
     action = jnp.where(opening, sampled, out.action)
@@ -307,8 +323,9 @@ def make_chunk_fn(
                 lambda: searched(search_config, noisy.astype(jnp.float32)),
                 lambda: searched(fast_config, jnp.zeros((b,), jnp.float32)),
             )
-            out = out.replace(policy=jnp.where(full, out.policy, 0.0))
         action, blunder = _choose_moves(rules, config, k_choose, states, out)
+        if fast_config is not None:
+            out = out.replace(policy=jnp.where(full, out.policy, 0.0))
 
         # Resignation.
         wants = active & search.should_resign(
@@ -336,6 +353,7 @@ def make_chunk_fn(
             action=jnp.where(resign_now, -1, action),
             blunder=blunder & active,
             root_alpha=out.root_alpha,
+            root_beta=out.root_beta,
             branched=jnp.zeros(b, bool),
             finished=finished,
             winner=voutcome(new_states),
@@ -447,6 +465,7 @@ class FinishedGame:
     blunder_move: int  # move number of the last blunder, -1 if none
     rows: int  # training rows kept
     score_errors: tuple[float, ...] = ()  # |α + k − final margin| per position, games counted to the end
+    score_betas: tuple[float, ...] = ()  # the root β of the same positions (nan if not recorded)
 
 
 class GameCollector:
@@ -486,6 +505,7 @@ class GameCollector:
                         "action": int(rec.action[t, i]),
                         "blunder": bool(rec.blunder[t, i]),
                         "root_alpha": float(rec.root_alpha[t, i]),
+                        "root_beta": float("nan") if rec.root_beta is None else float(rec.root_beta[t, i]),
                         "generation": generation,
                     }
                 )
@@ -565,6 +585,7 @@ class GameCollector:
             score_errors=()
             if bool(rec.resigned[t, i])
             else tuple(abs(m["root_alpha"] + m["signed_komi"] - margin * m["to_play"]) for m in moves),
+            score_betas=() if bool(rec.resigned[t, i]) else tuple(m["root_beta"] for m in moves),
         )
         return game, out
 
@@ -613,6 +634,38 @@ def start_board(rules: go.GoRules, game: FinishedGame):
     return (mover, other) if game.start_to_play == 1 else (other, mover)
 
 
+SHARP_BETA = 5.0  # SAI's "β > 5" in final and nearly final positions
+
+
+def late_score_stats(games: list[FinishedGame]) -> dict[str, float]:
+    """The score estimate in final and nearly final positions (SAI §2.5).
+
+    Over the last quarter of the recorded positions of every game counted to
+    the end (``score_errors``): ``score_error_late``, the mean |α + k − final
+    margin|; ``beta_late``, the median root β; ``sharp_late_fraction``, the
+    share of those positions with β > 5; ``score_error_sharp_late``, the
+    mean error over them (SAI: α + k typically within ½ point, β > 5).
+    """
+    errors, betas = [], []
+    for g in games:
+        n = len(g.score_errors)
+        if not n or len(g.score_betas) != n:
+            continue
+        first = (3 * n) // 4
+        errors.extend(g.score_errors[first:])
+        betas.extend(g.score_betas[first:])
+    errors, betas = np.asarray(errors, np.float64), np.asarray(betas, np.float64)
+    known = ~np.isnan(betas)
+    sharp = known & (betas > SHARP_BETA)
+    nan = float("nan")
+    return {
+        "score_error_late": float(errors.mean()) if errors.size else nan,
+        "beta_late": float(np.median(betas[known])) if known.any() else nan,
+        "sharp_late_fraction": float(sharp.sum() / known.sum()) if known.any() else nan,
+        "score_error_sharp_late": float(errors[sharp].mean()) if sharp.any() else nan,
+    }
+
+
 def generation_stats(games: list[FinishedGame], alpha_empty: float, beta_empty: float) -> dict[str, Any]:
     """Self-play statistics of one generation (docs/design.md §6, issue list)."""
     n = len(games)
@@ -644,6 +697,7 @@ def generation_stats(games: list[FinishedGame], alpha_empty: float, beta_empty: 
         # Mean |α + k − final margin| over the positions of games counted to the end.
         "score_error": float(np.mean(errors)) if errors else float("nan"),
         "score_error_positions": len(errors),
+        **late_score_stats(games),
         # Mean winning margin the score estimate gave at resignation.
         "resign_score_estimate": float(np.mean(resigned)) if resigned else float("nan"),
     }

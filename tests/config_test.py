@@ -152,6 +152,7 @@ def test_lambda_below_mu_names_both():
         ("precision", "float16", ["precision", "'float16'"]),
         ("selfplay.noise_moves", -2, ["selfplay.noise_moves", "-2"]),
         ("selfplay.fast_simulations", -1, ["selfplay.fast_simulations", "-1"]),
+        ("selfplay.opening_policy", "policy", ["selfplay.opening_policy", "'policy'"]),
         ("selfplay.full_search_prob", 0.0, ["selfplay.full_search_prob", "0.0"]),
         ("selfplay.full_search_prob", 1.25, ["selfplay.full_search_prob", "1.25"]),
     ],

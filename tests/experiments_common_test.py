@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from experiments import common
+from experiments import common, matches
 from saijax import player_cli, results, stats
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -207,3 +207,10 @@ def test_statistics_moved_to_results():
     assert (mean, half) == (2.0, pytest.approx(1.959963984540054))
     assert stats.mean_interval([1.0, 3.0], t=True)[1] == pytest.approx(scipy.stats.t.ppf(0.975, 1))
     assert [stats.significance_mark(p) for p in (0.0001, 0.01, 0.2, math.nan)] == ["**", "*", "", ""]
+
+
+def test_distinct_games_exact_and_up_to_symmetry():
+    # 5×5: 12 is the centre; 0 and 4 are corners (a reflection apart).
+    games = [[12, 0, 25], [12, 0, 25], [12, 4, 25], [0, 12], [24, 12]]
+    assert matches.distinct_games(games, 5) == (4, 2)
+    assert matches.distinct_games([], 5) == (0, 0)

@@ -111,3 +111,40 @@ def test_position_control_picks_the_move_against_gnugo(player, gnugo_path, monke
         assert cfg == config and np.asarray(control.candidates(cfg, out, states, last))[0, action]
     with pytest.raises(ValueError, match="value_mode"):
         gtp_match.play_gtp_match(controlled.replace(config=search.SearchConfig(value_mode="score")), ["true"], settings)
+
+
+def test_engine_opening_moves_vary_the_engines_moves_only(player, gnugo_path, tmp_path):
+    """``engine_opening_moves``: the engine's first moves are random draws
+    among the moves it rates at least half as high as its best; the net's
+    moves stay its search's (deterministic here: no root noise), and the
+    draws repeat with the seed."""
+    del gnugo_path
+    argv = gtp_match.gnugo_arena_argv(level=1)
+
+    def play(seed, directory):
+        settings = match.MatchSettings(
+            games=4, komi=7.5, colours="a_white", seed=seed, max_moves=8, engine_opening_moves=2, sgf_dir=directory
+        )
+        games = gtp_match.play_gtp_match(player, argv, settings)
+        return [sgf.read_sgf(g.sgf) for g in games]
+
+    records = play(0, tmp_path / "a")
+    for record in records:
+        engine = [c for c, colour in zip(record.comments, record.colours) if colour == 1]
+        assert engine[:2] == ["engine's random opening move"] * 2
+        net = [c for c, colour in zip(record.comments, record.colours) if colour == -1]
+        assert all(sgf.parse_move_comment(c)["visits"] == VISITS for c in net)
+    openings = {tuple(r.moves[:3]) for r in records}
+    assert len(openings) > 1  # the engine's draws differ between games
+    assert [r.moves for r in play(0, tmp_path / "b")] == [r.moves for r in records]
+
+
+def test_random_rated_move_keeps_the_moves_rated_at_least_half_the_best():
+    rng = np.random.default_rng(0)
+    answer = "D4 45.00 E3 23.95 C3 23.95 C4 3.01".split()
+    rules = go.GoRules(7)
+    drawn = {gtp_match._random_rated_move(rules, answer, rng) for _ in range(200)}
+    assert {go.to_gtp(rules, a) for a in drawn} == {"D4", "E3", "C3"}
+    assert gtp_match._random_rated_move(rules, [], rng) is None
+    with pytest.raises(ValueError):
+        match.MatchSettings(games=1, engine_opening_moves=-1)

@@ -68,6 +68,36 @@ def test_network_shapes_and_parameters_with_each_switch(value_head):
     assert counts[True, True] == counts[True, False] + counts[False, True] - base + 2 * 8 * 3  # + opp pooling
 
 
+def test_fresh_pooling_net_plays_as_the_plain_net():
+    """The pooled terms of the blocks and policy heads start at zero.
+
+    With random pooled kernels the pass logit got an offset shared by every
+    position, and a 7×7 run from scratch fell into pass-ended games. A fresh
+    net's policy must therefore equal its own policy with the pooled terms
+    removed, on a real mid-game position.
+    """
+    spec = networks.NetworkSpec(N, 3, 8, global_pooling=True, opponent_policy_head=True)
+    net = spec.build()
+    variables = networks.init_network(net, jax.random.key(3))
+    params = variables["params"]
+    zero_init = [params["block_2"]["gpool_dense"], params["policy_gpool"], params["policy_pass_gpool"]]
+    zero_init += [params["opponent_policy_gpool"], params["opponent_policy_pass_gpool"]]
+    for layer in zero_init:
+        assert not np.any(np.asarray(layer["kernel"]))
+    rules = go.GoRules(N)
+    state = go.init(rules, 7.0)
+    for move in (12, 6, 18, 0):
+        state = go.play(rules, state, move)
+    x = features.network_inputs(rules, jax.tree_util.tree_map(lambda a: a[None], state))
+    out, _ = networks.apply_network(net, variables, x)
+    bumped = jax.tree_util.tree_map(lambda a: a, variables)
+    bumped["params"]["policy_pass_gpool"]["kernel"] = jnp.ones_like(params["policy_pass_gpool"]["kernel"])
+    out_bumped, _ = networks.apply_network(net, bumped, x)
+    # The pass term is live (trainable, reads the pooled trunk) but starts silent.
+    assert float(out_bumped.policy_logits[0, -1]) > float(out.policy_logits[0, -1]) + 1.0
+    np.testing.assert_allclose(out_bumped.policy_logits[0, :-1], out.policy_logits[0, :-1], rtol=1e-6)
+
+
 def test_pooling_blocks():
     assert networks.pooling_blocks(0) == ()
     assert networks.pooling_blocks(1) == (0,) and networks.pooling_blocks(2) == (1,)

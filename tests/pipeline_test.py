@@ -222,6 +222,37 @@ def test_rerun_with_more_generations_resumes(first_run, resumed):
     assert glob.glob(os.path.join(work, "sgf", "gen000002_*.sgf"))
 
 
+def test_a_leg_resumes_from_a_committed_checkpoint_without_replay(first_run, tmp_path):
+    """A run longer than a session goes in legs: what is kept between them
+    (committed to git) is the newest checkpoint, ``metrics.jsonl`` and
+    ``config.json``, not the replay files. The next leg continues the
+    generation numbers, the optimizer state and step count (hence the
+    schedules); its replay window refills from the new self-play, whose
+    evaluations are counted."""
+    work = tmp_path / "leg2"
+    (work / "checkpoints").mkdir(parents=True)
+    shutil.copytree(os.path.join(first_run["snapshot"], "checkpoints", "1"), work / "checkpoints" / "1")
+    for name in ("metrics.jsonl", "config.json"):
+        shutil.copy(os.path.join(first_run["snapshot"], name), work / name)
+    config = copy.deepcopy(first_run["config"])
+    with config.unlocked():
+        config.generations = 3
+    log = []
+    with _Spy() as spy:
+        pipeline.train_and_evaluate(config, str(work), progress=False, log=log.append)
+    assert [g for g, _ in spy.restored] == [1]
+    _equal_trees(spy.restored[0][1], first_run["spy"].saved[1])  # params, optimizer state, step
+    steps = config.training.steps_per_generation
+    assert int(spy.saved[2].step) == int(first_run["spy"].saved[1].step) + steps
+    metrics = _metrics(str(work))
+    assert [m["generation"] for m in metrics] == [0, 1, 2]
+    assert metrics[:2] == _metrics(first_run["snapshot"])
+    leg = metrics[2]
+    assert leg["selfplay_evaluations"] > 0 and not leg.get("reused_selfplay")
+    assert leg["window_rows"] == leg["rows"]  # the window holds only the new generation's rows
+    assert os.listdir(work / "replay") == ["gen_000002.npz"]
+
+
 def test_kill_between_checkpoint_and_metrics_keeps_every_metrics_line(first_run, tmp_path):
     work = str(tmp_path / "run")
     shutil.copytree(first_run["snapshot"], work)

@@ -715,8 +715,36 @@ def test_score_estimate_statistics(played):
             continue  # started before the recorded chunks
         want = [abs(rec.root_alpha[t, i] + rec.signed_komi[t, i] - g.margin * rec.to_play[t, i]) for t, i in rows]
         np.testing.assert_allclose(g.score_errors, want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(g.score_betas, [rec.root_beta[t, i] for t, i in rows], rtol=1e-6)
         checked += 1
     assert checked > 10
+    # Final and nearly final positions: the last quarter of each counted game.
+    late = [e for g in counted for e in g.score_errors[(3 * len(g.score_errors)) // 4 :]]
+    assert stats["score_error_late"] == pytest.approx(np.mean(late))
+    assert stats["beta_late"] == pytest.approx(ORACLE_BETA)  # the oracle's constant β
+    assert stats["sharp_late_fraction"] == 0.0 and np.isnan(stats["score_error_sharp_late"])
+
+
+def test_late_score_stats_pick_the_last_quarter_and_sharp_positions():
+    def game(errors, betas):
+        return selfplay.FinishedGame(
+            game_id=0, is_branch=False, komi=7.0, winner=1, margin=1.0, resigned=False, may_resign=True,
+            would_resign=0, length=len(errors), start_move=0, actions=tuple(range(len(errors))),
+            start_planes=np.zeros((5, 5, 2), np.uint8), start_to_play=1, blunder_move=-1, rows=len(errors),
+            score_errors=tuple(errors), score_betas=tuple(betas),
+        )  # fmt: skip
+
+    games = [
+        game([9.0] * 6 + [2.0, 0.5], [0.2] * 6 + [3.0, 8.0]),  # last quarter: the last 2 positions
+        game([7.0, 7.0, 7.0, 1.0], [0.1, 0.1, 0.1, 6.0]),  # the last one
+        game([], []),  # resigned: nothing counted
+    ]
+    stats = selfplay.late_score_stats(games)
+    assert stats["score_error_late"] == pytest.approx((2.0 + 0.5 + 1.0) / 3)
+    assert stats["beta_late"] == pytest.approx(6.0)
+    assert stats["sharp_late_fraction"] == pytest.approx(2 / 3)
+    assert stats["score_error_sharp_late"] == pytest.approx(0.75)
+    assert np.isnan(selfplay.late_score_stats([])["score_error_late"])
 
 
 @pytest.mark.parametrize("noise_moves", [0, 3])
@@ -767,3 +795,33 @@ def test_zero_noise_scale_makes_the_search_deterministic():
     assert len(set(np.asarray(noisy.action).tolist())) > 1
     assert len(set(np.asarray(quiet.action).tolist())) == 1
     np.testing.assert_allclose(np.asarray(noisy.policy).sum(-1), 1.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("opening_policy", ["visits", "improved"])
+def test_opening_moves_are_drawn_from_the_chosen_policy(opening_policy):
+    """``opening_policy`` picks the distribution of the sampled opening moves:
+    the root's visit counts (SAI) or the search's improved policy. Here the
+    visits are flat over four moves and the improved policy is peaked, as
+    Gumbel's sequential halving leaves them at a few simulations; the
+    empirical frequencies of many draws must follow the chosen one."""
+    n = 4000
+    states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (n,) + x.shape), go.init(RULES, 0.5))
+    keys = jax.random.split(jax.random.PRNGKey(5), n)
+    out = search.run_search(oracle, None, keys, states, rules=RULES, config=SEARCH_CONFIG, noise_scale=jnp.zeros(n))
+    a = RULES.num_actions
+    visits = np.zeros(a, np.int32)
+    visits[[0, 6, 12, 18]] = 2
+    policy = np.zeros(a, np.float32)
+    policy[[0, 6, 12, 18]] = [0.7, 0.2, 0.08, 0.02]
+    out = out.replace(
+        visit_counts=jnp.broadcast_to(jnp.asarray(visits), (n, a)),
+        policy=jnp.broadcast_to(jnp.asarray(policy), (n, a)),
+        child_q=jnp.zeros((n, a), jnp.float32),
+        best_value=jnp.zeros((n,), jnp.float32),
+    )
+    config = dataclasses.replace(SELFPLAY_CONFIG, opening_policy=opening_policy, lzs_pass_rule=False)
+    action, _ = selfplay._choose_moves(RULES, config, jax.random.PRNGKey(6), states, out)
+    freq = np.bincount(np.asarray(action), minlength=a)[[0, 6, 12, 18]] / n
+    want = policy[[0, 6, 12, 18]] if opening_policy == "improved" else np.full(4, 0.25)
+    np.testing.assert_allclose(freq, want, atol=0.03)
+    assert np.bincount(np.asarray(action), minlength=a).sum() == n
