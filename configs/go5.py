@@ -38,7 +38,7 @@ def get_config():
     config.schedules.network = ()  # Fixed 2×32.
     config.schedules.window = ((0, 2), (4, 4))
 
-    # Departure: Adam at 1e-3 instead of SGD at 1e-4 (see go7.py).
+    # Departure: Adam at 1e-3 instead of SGD at 1e-4 (see go7_base.py).
     config.training.steps_per_generation = 200
     config.training.batch_size = 128
     config.training.optimizer = "adam"

@@ -1,9 +1,22 @@
 """python -m saijax.train --config=configs/go7.py --workdir=runs/go7
 
-SAI on 7×7 for a CPU (the papers' proof of concept used 7×7 with 3 blocks).
-Starts from `default.py` and changes only the fields below. Expect several
-hours on a 2-core CPU for a strong 7×7 player; progress (fair-komi estimate
-α_∅ moving towards 9, the known fair komi) shows within the first hour.
+SAI on 7×7 for a CPU with the self-play and learning switches the 7×7
+ablation kept (experiments/README.md, "The 7×7 self-play ablation"):
+`go7_base.py`, the config saijax first ran, plus
+
+* root noise on the 8 sampled opening moves only, then the search's best
+  move (SAI's randomised opening), the opening moves drawn from Gumbel's
+  improved policy instead of its near-flat visit counts;
+* KataGo's ownership and final-score targets, playout cap randomisation
+  (a quarter of the moves searched fully, the rest with 8 simulations),
+  global pooling, the opponent-reply target, weight averaging and about 4
+  training samples per new self-play row;
+* more simulations once the policy has settled (64 from generation 60).
+
+170 generations are about 50 M self-play evaluations (the
+`selfplay_evaluations` metric); about 3 hours on an idle 2-core CPU, so on
+this machine the run goes in legs that resume from a kept checkpoint
+(README, "Long runs in legs").
 """
 
 import os
@@ -12,48 +25,30 @@ from saijax import config as config_lib
 
 
 def get_config():
-    """7×7, 3×32 net, Gumbel search, small generations."""
-    config = config_lib.load_config(os.path.join(os.path.dirname(__file__), "default.py"))
-    config.board_size = 7
-    # About 45 s per generation on a 2-core CPU: 140 generations in under 2 hours.
-    config.generations = 140
-    config.keep_checkpoint_every = 5  # for the Elo curve and the zoo
+    """go7_base.py with the ablation's switches."""
+    config = config_lib.load_config(os.path.join(os.path.dirname(__file__), "go7_base.py"))
+    config.generations = 170
 
-    config.network.blocks = 3
-    config.network.filters = 32
+    config.network.ownership_head = True
+    config.network.global_pooling = True
+    config.network.opponent_policy_head = True
 
-    # Departure: Gumbel with few simulations instead of PUCT with 100+; it
-    # learns from 16–32 simulations, which a CPU can afford.
-    config.search.algorithm = "gumbel"
-    config.search.num_simulations = 32
-    config.search.max_num_considered_actions = 16
+    config.selfplay.noise_moves = 8  # = random_moves: noise in the opening only
+    config.selfplay.opening_policy = "improved"
+    # Playout caps: with two cheap searches in three moves a generation's
+    # games cost less, so a generation has twice the games of go7_base.py.
+    config.selfplay.fast_simulations = 8
+    config.selfplay.full_search_prob = 0.25
+    config.selfplay.games_per_generation = 512
 
-    config.selfplay.batch_size = 64
-    config.selfplay.games_per_generation = 256
-    config.selfplay.chunk_moves = 14
-    config.selfplay.komi = 9.0  # 7×7's fair komi (fixed mode only).
-    config.selfplay.branch_queue_capacity = 256
-    config.selfplay.random_moves = 8  # ~ 25 · 49/81, scaled to the board.
-    config.selfplay.sgf_games_per_generation = 4
+    config.schedules.visits = ((0, 16), (10, 32), (60, 64))
 
-    config.schedules.visits = ((0, 16), (10, 32))
-    config.schedules.network = ()  # Fixed 3×32.
-    # The window grows as the net settles: more generations per update average
-    # out the fair-komi noise of 256-game generations.
-    config.schedules.window = ((0, 2), (4, 4), (20, 6), (50, 10))
-
-    # Departure: Adam at 1e-3 instead of SGD at 1e-4: with a few hundred
-    # steps per generation SGD at the paper's rate barely moves a fresh net.
-    config.training.steps_per_generation = 200
-    config.training.batch_size = 128
-    config.training.optimizer = "adam"
-    config.training.learning_rate = 1e-3
-    # Step decay once the policy has found D4 (about generation 15): at a
-    # constant 1e-3 the fair-komi estimate swung by ±3 points per generation.
-    config.training.lr_schedule = "piecewise"
-    config.training.lr_boundaries = (50, 90)
-    config.training.lr_values = (3e-4, 1e-4)
-
-    config.gating.candidates = 4
-    config.gating.games = 32
+    config.training.ownership_weight = 1.5
+    config.training.score_aux_weight = 5.0
+    config.training.opponent_policy_weight = 0.15
+    config.training.ema_decay = 0.99
+    config.training.samples_per_new_row = 4.0
+    # Twice the rows per generation: the rate steps come later than in
+    # go7_base.py (generations 50 and 90 there).
+    config.training.lr_boundaries = (90, 140)
     return config

@@ -17,8 +17,8 @@ from saijax import config as config_lib
 
 
 def get_config():
-    """go7.py, started from zoo:go7-S1, scored with the centre style's map."""
-    config = config_lib.load_config(os.path.join(os.path.dirname(__file__), "go7.py"))
+    """go7_base.py (the net of zoo:go7-S1), started from it, scored with the centre style's map."""
+    config = config_lib.load_config(os.path.join(os.path.dirname(__file__), "go7_base.py"))
     config.init_checkpoint = "zoo:go7-S1"
     config.style.centre_bonus = 0.2
     config.generations = 12

@@ -10,7 +10,9 @@ trained for about the same number of self-play network evaluations (the
     python -m saijax.train --config=configs/go7.py --workdir=runs/noise \\
         --config.generations=36 --config.selfplay.noise_moves=8
 
-For every arm given with ``--arms NAME=WORKDIR`` this script
+For every arm given with ``--arms NAME=WORKDIR`` (or ``NAME=WORKDIR@G``: the
+run's first generations up to G and its kept checkpoint G, e.g. the first
+10 M evaluations of a longer run) this script
 
 * copies its learning curve from ``metrics.jsonl`` into ``curves.csv``
   (generation, cumulative evaluations and minutes, α_∅, β_∅, score error,
@@ -67,25 +69,38 @@ CURVE_KEYS = (
 )
 
 
-def parse_arms(text: str) -> list[tuple[str, str]]:
-    """``"NAME=WORKDIR,..."`` as (name, workdir) pairs; every arm needs a name."""
+def parse_arms(text: str) -> list[tuple[str, str, int | None]]:
+    """``"NAME=WORKDIR[@GENERATION],..."`` as (name, workdir, generation) triples.
+
+    Every arm needs a name. ``@G`` takes the run up to generation G (its
+    curve and its checkpoint G, which must be kept), e.g. the first 36
+    generations of a longer run as an arm at the ablation's budget; without
+    it, the whole run and its newest checkpoint.
+    """
     arms = []
-    for name, workdir in common.parse_nets(text):
+    for name, spec in common.parse_nets(text):
         if not name:
-            raise ValueError(f"--arms: give each arm as NAME=WORKDIR, got {workdir!r}")
+            raise ValueError(f"--arms: give each arm as NAME=WORKDIR, got {spec!r}")
+        workdir, at, generation = spec.rpartition("@") if "@" in spec else (spec, "", "")
+        if at and not generation.isdigit():
+            raise ValueError(f"--arms: arm {name!r}: the generation after '@' must be an int >= 0, got {generation!r}")
         if not os.path.isdir(workdir):
             raise FileNotFoundError(f"--arms: arm {name!r}: no workdir {workdir}")
-        arms.append((name, workdir))
+        arms.append((name, workdir, int(generation) if at else None))
     return arms
 
 
-def learning_curve(name: str, workdir: str) -> list[dict]:
-    """One row per generation of a run: cumulative evaluations (M) and minutes, and the curve's metrics."""
+def learning_curve(name: str, workdir: str, upto: int | None = None) -> list[dict]:
+    """One row per generation of a run (up to ``upto``): cumulative evaluations (M), minutes and the metrics."""
     metrics = common.read_metrics(workdir)
     if not metrics:
         raise ValueError(f"arm {name!r}: {workdir} has no metrics.jsonl lines")
+    if upto is not None and upto not in metrics:
+        raise ValueError(f"arm {name!r}: {workdir} has no metrics for generation {upto}")
     rows, evaluations, minutes = [], 0.0, 0.0
     for g in sorted(metrics):
+        if upto is not None and g > upto:
+            break
         m = metrics[g]
         evaluations += float(m.get("selfplay_evaluations", 0.0))
         minutes += float(m.get("seconds", 0.0)) / 60.0
@@ -142,9 +157,14 @@ def arm_rows(curves: list[dict], last: int, fit: elo.EloFit | None) -> list[dict
     return out
 
 
-def export_arm(name: str, workdir: str, nets_dir: str) -> zoo.ZooEntry:
-    """The arm's newest checkpoint into the private zoo ``nets_dir`` (replacing an older export)."""
-    generation = common.kept_generations(workdir)[-1]
+def export_arm(name: str, workdir: str, nets_dir: str, generation: int | None = None) -> zoo.ZooEntry:
+    """The arm's checkpoint ``generation`` (default its newest) into the private zoo ``nets_dir``
+    (replacing an older export)."""
+    kept = common.kept_generations(workdir)
+    if generation is None:
+        generation = kept[-1]
+    elif generation not in kept:
+        raise ValueError(f"arm {name!r}: {workdir} keeps no checkpoint {generation} (kept: {kept})")
     step = os.path.join(workdir, "checkpoints", str(generation))
     config = os.path.join(workdir, "config.json")
     return zoo.export(step, name, directory=nets_dir, run=os.path.basename(os.path.normpath(workdir)), notes=config)
@@ -219,9 +239,9 @@ def run(args) -> None:
     nets_dir = os.path.join(args.outdir, "nets")
     curves_path = os.path.join(args.outdir, "curves.csv")
     new_curves = []
-    for name, workdir in parse_arms(args.arms):
-        new_curves += learning_curve(name, workdir)
-        entry = export_arm(name, workdir, nets_dir)
+    for name, workdir, generation in parse_arms(args.arms):
+        new_curves += learning_curve(name, workdir, generation)
+        entry = export_arm(name, workdir, nets_dir, generation)
         alpha, beta = entry.alpha_empty, entry.beta_empty
         print(f"{name}: generation {entry.generation} exported (α_∅ {alpha:+.2f}, β_∅ {beta:.3f})")
     curves = merge_curves(curves_path, new_curves)

@@ -83,3 +83,19 @@ def test_a_bad_anchor_is_one_error_line(arms, tmp_path, capsys):
     assert ablation.main([*flags, "--games=2", "--anchor=nope"]) == 0  # one arm only: nothing to rate
     assert ablation.main([f"--arms=noise={arms['noise']}", *flags, "--games=2", "--anchor=nope"]) == 2
     assert "experiments.ablation: error: --anchor 'nope' is not an arm" in capsys.readouterr().err
+
+
+def test_an_arm_can_be_the_first_generations_of_a_longer_run(arms, tmp_path):
+    """``NAME=WORKDIR@G``: the run up to generation G, its checkpoint G."""
+    workdir = arms["base"]  # checkpoint 3 kept, metrics for 0..3
+    assert ablation.parse_arms(f"early={workdir}@3") == [("early", workdir, 3)]
+    with pytest.raises(ValueError, match="after '@'"):
+        ablation.parse_arms(f"early={workdir}@x")
+    curve = ablation.learning_curve("early", workdir, 1)
+    assert [r["generation"] for r in curve] == [0, 1] and curve[-1]["evaluations_m"] == 2.0
+    with pytest.raises(ValueError, match="no metrics for generation 9"):
+        ablation.learning_curve("early", workdir, 9)
+    with pytest.raises(ValueError, match="keeps no checkpoint 1"):
+        ablation.export_arm("early", workdir, str(tmp_path / "nets"), 1)
+    entry = ablation.export_arm("early", workdir, str(tmp_path / "nets"), 3)
+    assert entry.generation == 3

@@ -183,6 +183,19 @@ def test_suboptimal_moves_run(tmp_path):
     assert {"games.csv", "moves.csv", "summary.csv", "suboptimal_moves.png"} <= set(_files(tmp_path))
 
 
+def test_opening_spread_run(tmp_path):
+    _run("opening_spread", *NETS, "--net=uniform", "--games=6", "--random_moves=2", "--batch=4", "--komi=0.5",
+         "--outdir", tmp_path)  # fmt: skip
+    assert {"games.csv", "summary.csv", "opening_spread.png"} <= set(_files(tmp_path))
+    summary = common.read_csv(tmp_path / "summary.csv")
+    assert [r["opening_policy"] for r in summary] == ["visits", "improved"]
+    games = common.read_csv(tmp_path / "games.csv")
+    assert len(games) == 12 and all(float(g["komi"]) == 0.5 for g in games)
+    for r in summary:
+        margins = [float(g["board_margin"]) for g in games if g["opening_policy"] == r["opening_policy"]]
+        assert float(r["mean_board_margin"]) == pytest.approx(sum(margins) / 6, abs=1e-3)
+
+
 # --------------------------------------------------------------------------
 # Tiny runs against GNU Go (slow: a GTP process per game).
 
@@ -194,7 +207,8 @@ _GNUGO = dict(reason="GNU Go is not installed")
 @pytest.mark.parametrize(
     "name, argv, outputs",
     [
-        ("gnugo_strength", ["--nets=uniform", "--games=1", "--black_komi=0.5", "--white_komi=0.5"],
+        ("gnugo_strength", ["--nets=uniform", "--games=1", "--black_komi=0.5", "--white_komi=0.5",
+                            "--engine_opening_moves=1"],
          {"summary.csv", "gnugo_strength.png"}),
         ("position_control", ["--net=uniform", "--games=2", "--methods=none,C:2.5", "--black_komi=0.5",
                               "--white_komi=0.5"], {"summary.csv", "games.csv", "position_control.png"}),

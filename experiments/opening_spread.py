@@ -1,0 +1,172 @@
+"""How far apart self-play's results land: the margin spread that bounds β_∅.
+
+    python experiments/opening_spread.py --net=zoo:go7-S1 --games=256 --visits=32 \\
+        --opening_policies=visits,improved --outdir=experiments/results/go7_opening_spread
+
+SAI's net learns β from game outcomes, so the β it can learn at a position
+is set by how much self-play's final margins from that position spread: if
+Black's board margin (komi left out) from the empty board were logistic with
+scale s, Black's win probability at komi k would be σ((m̄ − k)/s), i.e.
+α_∅ = m̄ and β_∅ = 1/s = π / (√3 · sd). SAI's β_∅ > 2 needs margins that
+spread by less than a point; saijax's 7×7 runs ended near 0.1, a spread of
+15–20 points.
+
+This script measures that spread directly for one net: it plays ``--games``
+self-play games with the run's own self-play machinery from the empty board
+at a fixed komi (no branches, no resignation, games played out), the first
+``--random_moves`` moves sampled (with root noise on them only, as
+``selfplay.noise_moves``), the rest the search's best move, once per
+opening policy of ``--opening_policies`` (``selfplay.opening_policy``:
+``visits`` draws the opening moves ∝ the root's visit counts, SAI's rule;
+``improved`` ∝ the search's policy target). Since every move after the
+opening is deterministic, the spread is the opening's: how many points the
+random moves give away, as the net's own continuation counts them.
+
+Outputs in ``--outdir``: ``games.csv`` (policy, game, komi, Black's board
+margin, moves, the first moves), ``summary.csv`` (per policy: games, mean
+and sd of the board margin, the β it implies, Black's win rate at komi
+8.5 and 9.5 with Wilson intervals, distinct openings of the random moves)
+and ``opening_spread.png`` (the margin histograms). The search is the
+player flags' (``--visits``, Gumbel by default; its root noise is used on
+the random moves only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from experiments import common
+from saijax import go, player_cli, selfplay, stats, zoo
+
+POLICIES = ("visits", "improved")
+
+
+def load_net(spec: str, zoo_dir: str, options: player_cli.PlayerOptions, board_size: int):
+    """The player of ``--net``: an entry of ``--zoo_dir`` if given, else any player spec."""
+    if zoo_dir:
+        return player_cli.with_options(zoo.load(spec, directory=zoo_dir), options, name=spec)
+    return player_cli.load_player(spec, board_size=board_size, options=options)
+
+
+def play_games(player, policy: str, args) -> list[selfplay.FinishedGame]:
+    """``args.games`` played-out self-play games of ``player`` from the empty board."""
+    rules = go.GoRules(player.board_size)
+    config = selfplay.SelfPlayConfig(
+        batch_size=min(args.batch, args.games),
+        chunk_moves=8,
+        komi_mode="fixed",
+        komi=args.komi,
+        branch_prob=0.0,
+        random_moves=args.random_moves,
+        opening_policy=policy,
+        noise_moves=args.random_moves,
+        resign_threshold=-1.0,
+        no_resign_fraction=0.0,
+    )
+    search_config = dataclasses.replace(player.config, gumbel_scale=1.0)
+    chunk = selfplay.make_chunk_fn(player.evaluator, rules, search_config, config)
+    key = jax.random.PRNGKey(args.seed)
+    sp = selfplay.init_selfplay(rules, config, jax.random.fold_in(key, 0), 0.0, 1.0)
+    collector = selfplay.GameCollector(rules)
+    games, i = [], 0
+    while len(games) < args.games:
+        sp, records = chunk(player.variables, sp, jax.random.fold_in(key, 1 + i), jnp.float32(0), jnp.float32(1))
+        games.extend(collector.add_chunk(records, 0)[1])
+        i += 1
+    return sorted(games, key=lambda g: g.game_id)[: args.games]
+
+
+def summarise(policy: str, games: list[selfplay.FinishedGame], args) -> dict:
+    board = np.asarray([g.margin + g.komi for g in games], np.float64)  # Black's margin before komi
+    sd = float(np.std(board, ddof=1)) if len(board) > 1 else math.nan
+    row = {
+        "opening_policy": policy,
+        "games": len(games),
+        "random_moves": args.random_moves,
+        "visits": args.visits,
+        "komi": args.komi,
+        "mean_board_margin": float(board.mean()),
+        "sd_board_margin": sd,
+        "implied_beta": math.pi / (math.sqrt(3.0) * sd) if sd > 0 else math.inf,
+        "distinct_openings": len({g.actions[: args.random_moves] for g in games}),
+    }
+    for komi in (8.5, 9.5):
+        wins = int(np.sum(board > komi))
+        lo, hi = stats.wilson_interval(wins, len(games))
+        row |= {f"black_wins_{komi:g}": wins, f"black_rate_{komi:g}": wins / len(games)}
+        row |= {f"black_rate_{komi:g}_lo": lo, f"black_rate_{komi:g}_hi": hi}
+    return row
+
+
+def plot(games_rows: list[dict], path: str) -> str:
+    plt = common.pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    for policy in dict.fromkeys(r["opening_policy"] for r in games_rows):
+        margins = [float(r["board_margin"]) for r in games_rows if r["opening_policy"] == policy]
+        bins = np.arange(min(margins) - 0.5, max(margins) + 1.5, 1.0)
+        ax.hist(margins, bins=bins, alpha=0.5, label=f"{policy} (sd {np.std(margins, ddof=1):.1f})")
+    ax.axvline(9.0, color="grey", ls=":", lw=0.8)
+    ax.set_xlabel("Black's board margin (komi left out); 7×7 perfect play: 9")
+    ax.set_ylabel("games")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return common.save_figure(fig, path)
+
+
+def run(args) -> list[dict]:
+    player = load_net(args.net, args.zoo_dir, common.player_options(args), args.board_size)
+    summary, game_rows = [], []
+    for policy in common.parse_list(args.opening_policies, str):
+        if policy not in POLICIES:
+            raise ValueError(f"--opening_policies: {policy!r} is not one of {POLICIES}")
+        games = play_games(player, policy, args)
+        for g in games:
+            game_rows.append(
+                {
+                    "opening_policy": policy,
+                    "game": g.game_id,
+                    "komi": g.komi,
+                    "board_margin": g.margin + g.komi,
+                    "moves": g.length,
+                    "opening": " ".join(go.to_gtp(go.GoRules(player.board_size), a) for a in g.actions[:8]),
+                }
+            )
+        summary.append(summarise(policy, games, args))
+        r = summary[-1]
+        print(
+            f"{policy:>8s}: {r['games']} games, Black's board margin {r['mean_board_margin']:+.1f} "
+            f"± {r['sd_board_margin']:.1f} (implied β {r['implied_beta']:.2f}), "
+            f"Black wins at 8.5: {100 * r['black_rate_8.5']:.0f}%, at 9.5: {100 * r['black_rate_9.5']:.0f}%, "
+            f"{r['distinct_openings']} distinct openings",
+            flush=True,
+        )
+    common.write_csv(os.path.join(args.outdir, "games.csv"), game_rows)
+    common.write_csv(os.path.join(args.outdir, "summary.csv"), summary, digits=4)
+    plot(game_rows, os.path.join(args.outdir, "opening_spread.png"))
+    return summary
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = common.make_parser(__file__, __doc__, games=128, games_help="games per opening policy", visits=32)
+    p.add_argument("--net", required=True, help="zoo:<name>, a checkpoint, or an entry of --zoo_dir")
+    p.add_argument("--zoo_dir", default="", help="a private zoo directory (e.g. an ablation's nets/)")
+    p.add_argument("--opening_policies", default="visits,improved")
+    p.add_argument("--random_moves", type=int, default=8, help="sampled opening moves (configs/go7.py: 8)")
+    p.add_argument("--komi", type=float, default=9.5)
+    p.add_argument("--batch", type=int, default=64, help="games in lockstep")
+    return p.parse_args(argv)
+
+
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(exit_on_error=True))
