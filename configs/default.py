@@ -135,7 +135,9 @@ def get_config() -> ml_collections.ConfigDict:
     # PUCT). Gumbel's sequential halving at a few simulations spreads its
     # visits nearly evenly over the considered actions, so ∝ visits is
     # almost a uniform draw among up to 16 candidates; the improved policy
-    # softmax(logits + σ(q̂)) weighs them by their values.
+    # softmax(logits + σ(q̂)) weighs them by their values. On 7×7 it did not
+    # help (the ablation's 'opening' arm in experiments/README.md: weaker,
+    # fewer distinct openings), so the 7×7 configs keep 'visits'.
     config.selfplay.opening_policy = "visits"
     # Root search noise (Gumbel's gumbel_scale, PUCT's Dirichlet fraction) on
     # the first this-many moves of a game only (counted from the empty board,

@@ -5,8 +5,7 @@ ablation kept (experiments/README.md, "The 7×7 self-play ablation"):
 `go7_base.py`, the config saijax first ran, plus
 
 * root noise on the 8 sampled opening moves only, then the search's best
-  move (SAI's randomised opening), the opening moves drawn from Gumbel's
-  improved policy instead of its near-flat visit counts;
+  move (SAI's randomised opening);
 * KataGo's ownership and final-score targets, playout cap randomisation
   (a quarter of the moves searched fully, the rest with 8 simulations),
   global pooling, the opponent-reply target, weight averaging and about 4
@@ -34,7 +33,6 @@ def get_config():
     config.network.opponent_policy_head = True
 
     config.selfplay.noise_moves = 8  # = random_moves: noise in the opening only
-    config.selfplay.opening_policy = "improved"
     # Playout caps: with two cheap searches in three moves a generation's
     # games cost less, so a generation has twice the games of go7_base.py.
     config.selfplay.fast_simulations = 8

@@ -5,9 +5,9 @@
 Each arm is a run of ``python -m saijax.train`` with one set of switches, all
 trained for about the same number of self-play network evaluations (the
 ``selfplay_evaluations`` metric; about 10 M for 36 generations of
-``configs/go7.py``), e.g.
+``configs/go7_base.py``), e.g.
 
-    python -m saijax.train --config=configs/go7.py --workdir=runs/noise \\
+    python -m saijax.train --config=configs/go7_base.py --workdir=runs/noise \\
         --config.generations=36 --config.selfplay.noise_moves=8
 
 For every arm given with ``--arms NAME=WORKDIR`` (or ``NAME=WORKDIR@G``: the
@@ -31,7 +31,10 @@ that deterministic players still play different games. The pairings resume
 ``--anchor``, default the first arm; no first-move term, since colours
 alternate in every pairing) goes to ``elo.csv``.
 
-Outputs: ``arms.csv`` (one row per arm: evaluations, minutes, generations,
+Outputs: ``pairings.csv`` (head to head: each pairing's games, the first
+arm's wins and rate, the two-sided exact binomial p against ½, Holm's and
+BH's corrections over all pairings), ``arms.csv`` (one row per arm:
+evaluations, minutes, generations,
 α_∅, β_∅ and score error averaged over the last ``--last`` generations, the
 first generation from which the first move stays D4, Elo with its 95%
 interval), ``curves.csv``, ``games.csv``, ``elo.csv`` and ``ablation.png``
@@ -48,7 +51,7 @@ import statistics
 import sys
 
 from experiments import common, matches
-from saijax import arena, checkpoints, elo, player_cli, results, zoo
+from saijax import arena, checkpoints, elo, player_cli, results, stats, zoo
 
 CURVE_KEYS = (
     "alpha_empty",
@@ -97,16 +100,7 @@ def learning_curve(name: str, workdir: str, upto: int | None = None) -> list[dic
         raise ValueError(f"arm {name!r}: {workdir} has no metrics.jsonl lines")
     if upto is not None and upto not in metrics:
         raise ValueError(f"arm {name!r}: {workdir} has no metrics for generation {upto}")
-    rows, evaluations, minutes = [], 0.0, 0.0
-    for g in sorted(metrics):
-        if upto is not None and g > upto:
-            break
-        m = metrics[g]
-        evaluations += float(m.get("selfplay_evaluations", 0.0))
-        minutes += float(m.get("seconds", 0.0)) / 60.0
-        row = {"arm": name, "generation": g, "evaluations_m": evaluations / 1e6, "minutes": minutes}
-        rows.append(row | {k: m.get(k, "") for k in CURVE_KEYS})
-    return rows
+    return [{"arm": name} | row for row in common.learning_curve(metrics, CURVE_KEYS, upto)]
 
 
 def d4_from(curve: list[dict], move: str = "D4") -> int | str:
@@ -209,6 +203,33 @@ def play_round_robin(nets: dict, args) -> list[results.GameResult]:
     )
 
 
+def pairing_rows(games: list[results.GameResult]) -> list[dict]:
+    """Head to head: per pairing the first arm's wins (draws count ½), its rate, the
+    two-sided exact binomial p against ½, and Holm and BH over the table."""
+    by_pair: dict[tuple[str, str], list[results.GameResult]] = {}
+    for g in games:
+        by_pair.setdefault(tuple(sorted((g.black, g.white))), []).append(g)
+    rows = []
+    for (a, b), played in sorted(by_pair.items()):
+        overall = results.summarize(played, a).overall
+        wins = overall.wins + 0.5 * overall.draws
+        rows.append(
+            {
+                "first": a,
+                "second": b,
+                "games": overall.games,
+                "first_wins": wins,
+                "first_rate": wins / overall.games,
+                "p": stats.binomial_test(wins, overall.games),
+            }
+        )
+    for row, holm, bh in zip(
+        rows, stats.holm_correction(r["p"] for r in rows), stats.benjamini_hochberg(r["p"] for r in rows)
+    ):
+        row |= {"p_holm": holm, "p_bh": bh}
+    return rows
+
+
 def plot(curves: list[dict], arms: list[dict], path: str) -> str:
     """α_∅, β_∅ and score error against self-play evaluations, one line per arm; returns the PNG's path."""
     plt = common.pyplot()
@@ -264,6 +285,7 @@ def run(args) -> None:
             for n in names
         ]
         common.write_csv(os.path.join(args.outdir, "elo.csv"), rows, digits=1)
+        common.write_csv(os.path.join(args.outdir, "pairings.csv"), pairing_rows(games), digits=4)
         print(elo.format_table(fit))
     arms = arm_rows(curves, args.last, fit)
     common.write_csv(os.path.join(args.outdir, "arms.csv"), arms, digits=4)

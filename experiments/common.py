@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from saijax import cli, player_cli, players, results
+from saijax import cli, player_cli, players, results, zoo
 
 __all__ = [
     "DPI",
@@ -59,6 +59,7 @@ __all__ = [
     "play_cells",
     "kept_generations",
     "read_metrics",
+    "learning_curve",
     "log_lines",
 ]
 
@@ -177,8 +178,12 @@ def load_nets(
     board_size: int | None,
     options: player_cli.PlayerOptions | None = None,
     seed: int = 0,
+    zoo_dir: str | None = None,
 ) -> list[players.Player]:
     """The players of ``nets`` (a ``[NAME=]SPEC`` comma list or :func:`parse_nets` pairs).
+
+    With ``zoo_dir`` (a private zoo directory, e.g. an ablation's ``nets/``),
+    ``zoo:<name>`` is an entry of that directory instead of the shipped zoo.
 
     A net without a name is named after its zoo entry (``zoo:go7-S1`` →
     ``go7-S1``), ``random`` for a random net, else as
@@ -194,12 +199,14 @@ def load_nets(
 
     pairs = parse_nets(nets) if isinstance(nets, str) else list(nets)
     options = options if options is not None else player_cli.PlayerOptions()
-    return [
-        player_cli.load_player(
-            spec, board_size=board_size, options=options, name=name or _default_name(spec), seed=seed
-        )
-        for name, spec in pairs
-    ]
+
+    def load(name, spec):
+        name = name or _default_name(spec)
+        if zoo_dir and spec.startswith("zoo:"):
+            return player_cli.with_options(zoo.load(spec[4:], directory=zoo_dir), options, name=name)
+        return player_cli.load_player(spec, board_size=board_size, options=options, name=name, seed=seed)
+
+    return [load(name, spec) for name, spec in pairs]
 
 
 # --------------------------------------------------------------------------
@@ -444,6 +451,23 @@ def read_metrics(workdir: str) -> dict[int, dict]:
                     row = json.loads(line)
                     out[int(row["generation"])] = row
     return out
+
+
+def learning_curve(metrics: Mapping[int, Mapping], keys: Sequence[str], upto: int | None = None) -> list[dict]:
+    """One row per generation of a run's metrics (up to ``upto``): its
+    cumulative self-play evaluations in millions (``evaluations_m``, the
+    ``selfplay_evaluations`` metric) and wall minutes, and the ``keys``
+    (missing ones as "")."""
+    rows, evaluations, minutes = [], 0.0, 0.0
+    for g in sorted(metrics):
+        if upto is not None and g > upto:
+            break
+        m = metrics[g]
+        evaluations += float(m.get("selfplay_evaluations", 0.0))
+        minutes += float(m.get("seconds", 0.0)) / 60.0
+        row = {"generation": g, "evaluations_m": evaluations / 1e6, "minutes": minutes}
+        rows.append(row | {k: m.get(k, "") for k in keys})
+    return rows
 
 
 def log_lines(verbose: bool) -> Callable[[str], None] | None:

@@ -110,6 +110,10 @@ _CURVE_KEYS = (
     "first_move",
     "selfplay_alpha_empty",
     "score_error",
+    "score_error_late",
+    "beta_late",
+    "sharp_late_fraction",
+    "score_error_sharp_late",
     "resign_score_estimate",
     "black_winrate",
     "avg_game_length",
@@ -119,13 +123,8 @@ _CURVE_KEYS = (
 
 
 def learning_curve(metrics: dict[int, dict]) -> list[dict]:
-    """One row per generation: cumulative wall time (minutes) and the curve's metrics."""
-    rows, minutes = [], 0.0
-    for g in sorted(metrics):
-        m = metrics[g]
-        minutes += float(m.get("seconds", 0.0)) / 60.0
-        rows.append({"generation": g, "minutes": round(minutes, 2), **{k: m.get(k, "") for k in _CURVE_KEYS}})
-    return rows
+    """One row per generation: cumulative self-play evaluations (M) and wall time (minutes), and the curve's metrics."""
+    return common.learning_curve(metrics, _CURVE_KEYS)
 
 
 def plot(rows: list[dict], curve: list[dict], path: str, title: str = "") -> str:

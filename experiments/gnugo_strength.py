@@ -56,7 +56,9 @@ def run(args) -> list[dict]:
     argv = player_cli.engine_argv(f"gnugo:{args.level}", never_resign=True)
     rows = []
     nets = _nets(args)
-    loaded = common.load_nets(nets, board_size=args.board_size, options=common.player_options(args), seed=args.seed)
+    loaded = common.load_nets(
+        nets, board_size=args.board_size, options=common.player_options(args), seed=args.seed, zoo_dir=args.zoo_dir
+    )
     for (label, _), player in zip(nets, loaded):
         for colour, komi in (("black", args.black_komi), ("white", args.white_komi)):
             t0 = time.time()
@@ -132,6 +134,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p = common.make_parser(__file__, __doc__, games=20, games_help="games per net and colour", visits=64)
     p.add_argument("--nets", default="", help="comma-separated checkpoints or zoo:<name>")
     p.add_argument("--workdir", default="", help="or: a run's workdir (its kept checkpoints)")
+    p.add_argument("--zoo_dir", default="", help="a private zoo directory where zoo:<name> is looked up")
     p.add_argument("--every", type=int, default=1, help="with --workdir: every k-th kept generation")
     p.add_argument("--level", type=int, default=10)
     p.add_argument("--black_komi", type=float, default=8.5)

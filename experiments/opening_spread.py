@@ -25,8 +25,9 @@ random moves give away, as the net's own continuation counts them.
 Outputs in ``--outdir``: ``games.csv`` (policy, game, komi, Black's board
 margin, moves, the first moves), ``summary.csv`` (per policy: games, mean
 and sd of the board margin, the β it implies, Black's win rate at komi
-8.5 and 9.5 with Wilson intervals, distinct openings of the random moves)
-and ``opening_spread.png`` (the margin histograms). The search is the
+8.5 and 9.5 with Wilson intervals, distinct openings of the random moves),
+``tests.csv`` (two policies: Welch's t-test on the mean margins, Levene's
+test on their spreads) and ``opening_spread.png`` (the margin histograms). The search is the
 player flags' (``--visits``, Gumbel by default; its root noise is used on
 the random moves only).
 """
@@ -41,6 +42,7 @@ import os
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.stats
 
 from experiments import common
 from saijax import go, player_cli, selfplay, stats, zoo
@@ -105,6 +107,15 @@ def summarise(policy: str, games: list[selfplay.FinishedGame], args) -> dict:
     return row
 
 
+def compare(game_rows: list[dict], a: str, b: str) -> dict:
+    """Two opening policies' board margins: Welch's t-test on the means, Levene's test on the spreads."""
+    x = [float(r["board_margin"]) for r in game_rows if r["opening_policy"] == a]
+    y = [float(r["board_margin"]) for r in game_rows if r["opening_policy"] == b]
+    welch = scipy.stats.ttest_ind(x, y, equal_var=False)
+    levene = scipy.stats.levene(x, y)
+    return {"a": a, "b": b, "welch_t": welch.statistic, "welch_p": welch.pvalue, "levene_p": levene.pvalue}
+
+
 def plot(games_rows: list[dict], path: str) -> str:
     plt = common.pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.8))
@@ -146,6 +157,13 @@ def run(args) -> list[dict]:
             f"Black wins at 8.5: {100 * r['black_rate_8.5']:.0f}%, at 9.5: {100 * r['black_rate_9.5']:.0f}%, "
             f"{r['distinct_openings']} distinct openings",
             flush=True,
+        )
+    if len(summary) == 2:
+        tests = compare(game_rows, *(r["opening_policy"] for r in summary))
+        common.write_csv(os.path.join(args.outdir, "tests.csv"), [tests], digits=4)
+        print(
+            f"{tests['a']} vs {tests['b']}: mean margin Welch p = {tests['welch_p']:.3g}, "
+            f"spread Levene p = {tests['levene_p']:.3g}"
         )
     common.write_csv(os.path.join(args.outdir, "games.csv"), game_rows)
     common.write_csv(os.path.join(args.outdir, "summary.csv"), summary, digits=4)

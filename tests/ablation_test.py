@@ -8,7 +8,7 @@ import optax
 import pytest
 
 from experiments import ablation, common
-from saijax import checkpoints, networks, training
+from saijax import checkpoints, networks, stats, training
 
 
 def _arm(root, name, seed, first_moves):
@@ -66,6 +66,12 @@ def test_ablation_rates_arms_and_adds_a_later_one(arms, tmp_path, capsys):
     assert float(rows["base"]["elo"]) == 0.0  # the anchor: the first arm of curves.csv
     games = common.read_csv(os.path.join(out, "games.csv"))
     assert len(games) == 2 and {games[0]["black"], games[0]["white"]} == {"base", "noise"}
+    (pairing,) = common.read_csv(os.path.join(out, "pairings.csv"))
+    assert (pairing["first"], pairing["second"], int(pairing["games"])) == ("base", "noise", 2)
+    wins = float(pairing["first_wins"])
+    assert float(pairing["first_rate"]) == pytest.approx(wins / 2)
+    assert float(pairing["p"]) == pytest.approx(stats.binomial_test(wins, 2), abs=1e-4)
+    assert float(pairing["p_holm"]) == pytest.approx(float(pairing["p"]), abs=1e-4)  # one test: no correction
     assert os.path.exists(os.path.join(out, "ablation.png"))
     assert "| noise |" in capsys.readouterr().out
 
@@ -99,3 +105,6 @@ def test_an_arm_can_be_the_first_generations_of_a_longer_run(arms, tmp_path):
         ablation.export_arm("early", workdir, str(tmp_path / "nets"), 1)
     entry = ablation.export_arm("early", workdir, str(tmp_path / "nets"), 3)
     assert entry.generation == 3
+    # The exported net plays from the private zoo (e.g. against GNU Go: gnugo_strength.py --zoo_dir).
+    (player,) = common.load_nets("zoo:early", board_size=None, zoo_dir=str(tmp_path / "nets"))
+    assert player.name == "early" and player.board_size == 5

@@ -186,7 +186,7 @@ def test_suboptimal_moves_run(tmp_path):
 def test_opening_spread_run(tmp_path):
     _run("opening_spread", *NETS, "--net=uniform", "--games=6", "--random_moves=2", "--batch=4", "--komi=0.5",
          "--outdir", tmp_path)  # fmt: skip
-    assert {"games.csv", "summary.csv", "opening_spread.png"} <= set(_files(tmp_path))
+    assert {"games.csv", "summary.csv", "tests.csv", "opening_spread.png"} <= set(_files(tmp_path))
     summary = common.read_csv(tmp_path / "summary.csv")
     assert [r["opening_policy"] for r in summary] == ["visits", "improved"]
     games = common.read_csv(tmp_path / "games.csv")
@@ -194,6 +194,28 @@ def test_opening_spread_run(tmp_path):
     for r in summary:
         margins = [float(g["board_margin"]) for g in games if g["opening_policy"] == r["opening_policy"]]
         assert float(r["mean_board_margin"]) == pytest.approx(sum(margins) / 6, abs=1e-3)
+
+
+def test_gtp_fair_komi_run(tmp_path):
+    """A real engine process through a pipe, asked as Lizzie asks."""
+    _run("gtp_fair_komi", "--board_size=5", "--nets=random", "--visits=2", "--komis=0.5,1.5", "--outdir", tmp_path)
+    assert {"fair_komi.csv", "summary.csv", "gtp_fair_komi.png"} <= set(_files(tmp_path))
+    rows = common.read_csv(tmp_path / "fair_komi.csv")
+    assert [float(r["komi"]) for r in rows] == [0.5, 1.5]
+    assert all(0.0 <= float(r["winrate"]) <= 1.0 for r in rows)
+    (summary,) = common.read_csv(tmp_path / "summary.csv")
+    assert float(summary["drop"]) == pytest.approx(float(rows[0]["winrate"]) - float(rows[1]["winrate"]), abs=1e-3)
+
+
+def test_gtp_fair_komi_reads_the_order_0_move():
+    reply = (
+        "info move D3 visits 3 winrate 0.30 scoreLead 0.6 order 1 pv D3 "
+        "info move C3 visits 15 utility 0.6 winrate 0.8146 scoreMean 0.61 scoreLead 0.6125 order 0 pv C3 pass"
+    )
+    parsed = _script("gtp_fair_komi").parse_analysis(reply)
+    assert parsed == {"move": "C3", "visits": 15, "winrate": 0.8146, "score_lead": 0.6125}
+    with pytest.raises(ValueError, match="order 0"):
+        _script("gtp_fair_komi").parse_analysis("play C3")
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,151 @@
+"""Does the net know the fair komi? Black's empty-board win rate through GTP, as Lizzie asks.
+
+    python experiments/gtp_fair_komi.py --nets=zoo:go7-S1,zoo:go5 --komis=8.5,9.5 --visits=64
+    python experiments/gtp_fair_komi.py --workdir=runs/go7 --every=2 --outdir=experiments/results/go7_run/fair_komi
+
+For each net this starts the GTP engine as a GUI would
+(``python -m saijax.gtp --player=SPEC --visits=V``, through a real pipe),
+sets the board size and each komi of ``--komis`` in turn on the empty
+board, and asks ``kata-genmove_analyze b``: the win rate and score lead
+it reports for its chosen move (the ``order 0`` line) are what Lizzie or
+Sabaki would show. λ = μ = 0 and deterministic search (the engine's
+defaults). 7×7's fair komi is 9 (perfect play: Black by 9), so a net
+that knows it gives Black at least ½ at komi 8.5 and at most ½ at 9.5,
+and (SAI's β_∅ > 2) a drop of at least 0.4 between them.
+
+Outputs in ``--outdir``: ``fair_komi.csv`` (net, generation, komi, Black's
+win rate, score lead, chosen move), ``summary.csv`` (per net: the win rates
+at the first two komis, their drop, and whether each of the three targets
+is met) and ``gtp_fair_komi.png`` (win rate against generation or net).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from experiments import common
+from saijax import gtp_client
+
+TARGET_DROP = 0.4
+
+
+def _nets(args) -> list[tuple[str, str, int | str]]:
+    """(label, player spec, generation or "") of the nets to ask."""
+    if args.nets:
+        out = []
+        for name, spec in common.parse_nets(args.nets):
+            label = name or (spec[4:] if spec.startswith("zoo:") else spec.rstrip("/").split("/")[-1])
+            out.append((label, spec, ""))
+        return out
+    gens = common.kept_generations(args.workdir)[:: args.every]
+    directory = os.path.join(args.workdir, "checkpoints")
+    return [(f"gen{g}", os.path.join(directory, str(g)), g) for g in gens]
+
+
+def parse_analysis(reply: str) -> dict:
+    """The ``order 0`` move of a ``kata-genmove_analyze`` answer: move, visits, winrate, scoreLead."""
+    for chunk in reply.split("info ")[1:]:
+        tokens = chunk.split()
+        fields = dict(zip(tokens[0::2], tokens[1::2]))
+        if fields.get("order") == "0":
+            return {
+                "move": fields["move"],
+                "visits": int(fields["visits"]),
+                "winrate": float(fields["winrate"]),
+                "score_lead": float(fields["scoreLead"]),
+            }
+    raise ValueError(f"no 'order 0' move in the analysis answer {reply[:200]!r}")
+
+
+def ask(spec: str, komis: list[float], args) -> list[dict]:
+    """Black's win rate and score lead on the empty board at each komi, from one GTP engine process."""
+    argv = [sys.executable, "-m", "saijax.gtp", f"--player={spec}", f"--visits={args.visits}"]
+    argv += [f"--board_size={args.board_size}", f"--seed={args.seed}"]
+    rows = []
+    with gtp_client.GtpClient(argv, timeout=args.timeout) as engine:
+        engine.send(f"boardsize {args.board_size}")
+        for komi in komis:
+            engine.send("clear_board")
+            engine.send(f"komi {komi:g}")
+            rows.append({"komi": komi, **parse_analysis(engine.send("kata-genmove_analyze b"))})
+    return rows
+
+
+def summary_row(label: str, generation, rows: list[dict], komis: list[float]) -> dict:
+    low, high = (next(r for r in rows if r["komi"] == k) for k in komis[:2])
+    drop = low["winrate"] - high["winrate"]
+    return {
+        "net": label,
+        "generation": generation,
+        f"black_winrate_{komis[0]:g}": low["winrate"],
+        f"black_winrate_{komis[1]:g}": high["winrate"],
+        "drop": drop,
+        "score_lead": low["score_lead"],
+        "low_komi_target": low["winrate"] >= 0.5,
+        "high_komi_target": high["winrate"] <= 0.5,
+        "drop_target": drop >= TARGET_DROP,
+    }
+
+
+def plot(summary: list[dict], komis: list[float], path: str) -> str:
+    plt = common.pyplot()
+    fig, ax = plt.subplots(figsize=(max(5, 0.35 * len(summary) + 2), 3.8))
+    numeric = all(r["generation"] != "" for r in summary)
+    x = [r["generation"] for r in summary] if numeric else list(range(len(summary)))
+    for komi, marker in zip(komis[:2], "os"):
+        ax.plot(x, [r[f"black_winrate_{komi:g}"] for r in summary], marker=marker, label=f"komi {komi:g}")
+    ax.axhline(0.5, color="grey", ls=":", lw=0.8)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("Black's win rate (GTP, empty board)")
+    if numeric:
+        ax.set_xlabel("generation")
+    else:
+        ax.set_xticks(x, [r["net"] for r in summary], rotation=30, ha="right")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return common.save_figure(fig, path)
+
+
+def run(args) -> list[dict]:
+    komis = common.parse_list(args.komis, float)
+    if len(komis) < 2:
+        raise ValueError(f"--komis: give at least two komis, got {args.komis!r}")
+    rows, summary = [], []
+    for label, spec, generation in _nets(args):
+        asked = ask(spec, komis, args)
+        rows += [{"net": label, "generation": generation, **r} for r in asked]
+        summary.append(summary_row(label, generation, asked, komis))
+        s = summary[-1]
+        print(
+            f"{label}: Black {100 * s[f'black_winrate_{komis[0]:g}']:.1f}% at komi {komis[0]:g}, "
+            f"{100 * s[f'black_winrate_{komis[1]:g}']:.1f}% at {komis[1]:g} (drop {s['drop']:+.3f})",
+            flush=True,
+        )
+    common.write_csv(os.path.join(args.outdir, "fair_komi.csv"), rows, digits=4)
+    common.write_csv(os.path.join(args.outdir, "summary.csv"), summary, digits=4)
+    plot(summary, komis, os.path.join(args.outdir, "gtp_fair_komi.png"))
+    return summary
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = common.make_parser(__file__, __doc__, outdir="gtp_fair_komi", player=False)
+    p.add_argument("--nets", default="", help="comma-separated [NAME=]SPEC: checkpoints or zoo:<name>")
+    p.add_argument("--workdir", default="", help="or: a run's workdir (its kept checkpoints)")
+    p.add_argument("--every", type=int, default=1, help="with --workdir: every k-th kept generation")
+    p.add_argument("--komis", default="8.5,9.5", help="Black's komis (the first two are compared)")
+    p.add_argument("--visits", type=int, default=64, help="the engine's --visits")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per GTP command")
+    args = p.parse_args(argv)
+    if bool(args.nets) == bool(args.workdir):
+        p.error("give exactly one of --nets and --workdir")
+    return args
+
+
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(exit_on_error=True))
