@@ -7,7 +7,7 @@ import jax
 import optax
 import pytest
 
-from experiments import ablation, common
+from experiments import ablation, catch_up, common
 from saijax import checkpoints, networks, stats, training
 
 
@@ -108,3 +108,27 @@ def test_an_arm_can_be_the_first_generations_of_a_longer_run(arms, tmp_path):
     # The exported net plays from the private zoo (e.g. against GNU Go: gnugo_strength.py --zoo_dir).
     (player,) = common.load_nets("zoo:early", board_size=None, zoo_dir=str(tmp_path / "nets"))
     assert player.name == "early" and player.board_size == 5
+
+
+@pytest.mark.slow
+def test_catch_up_rates_generations_against_a_reference(tmp_path):
+    """experiments/catch_up.py: kept generations of a run against a reference net, and the crossing of ½."""
+    root = str(tmp_path)
+    workdir = _arm(root, "run", 3, ["C3", "C3"])  # checkpoint 1 kept, metrics for 0, 1
+    ref = _arm(root, "ref", 4, ["C3"])
+    nets = str(tmp_path / "nets")
+    ablation.export_arm("ref", ref, nets)
+    out = str(tmp_path / "out")
+    argv = [f"--workdir={workdir}", "--reference=zoo:ref", f"--zoo_dir={nets}", "--generations=1"]
+    argv += ["--board_size=5", "--visits=2", "--games=4", "--opening_moves=2", "--komi=0.5", f"--outdir={out}"]
+    assert catch_up.main(argv) == 0
+    (row,) = common.read_csv(os.path.join(out, "summary.csv"))
+    assert (int(row["generation"]), float(row["evaluations_m"]), int(row["games"])) == (1, 2.0, 4)
+    assert len(common.read_csv(os.path.join(out, "games.csv"))) == 4
+    assert catch_up.main([*argv[:3], "--generations=0", *argv[4:]]) == 2  # generation 0 was not kept
+
+
+def test_catch_up_interpolates_the_crossing_of_half():
+    rows = [{"evaluations_m": 1.0, "score": 0.3}, {"evaluations_m": 3.0, "score": 0.7}]
+    assert catch_up.crossing(rows) == pytest.approx(2.0)
+    assert catch_up.crossing(rows[:1]) is None
