@@ -22,7 +22,9 @@ run's first generations up to G and its kept checkpoint G, e.g. the first
   later arm can be rated against it without the workdir.
 
 Then every net in ``<outdir>/nets/`` (this run's arms and earlier ones)
-plays every other net ``--games`` games: deterministic search by default
+plays every other net ``--games`` games (``--games=0`` plays nothing and
+rates the arms from the games already played, so an arm can be added in
+one session and rated in the next): deterministic search by default
 (the player flags: ``--visits``, ``--gumbel_scale`` 0), colours alternating,
 komi ``--komi`` (9.5: 7×7's fair komi is 9, so a perfect game is a White
 win), the first ``--opening_moves`` moves of each game pair random, so
@@ -271,18 +273,29 @@ def run(args) -> None:
     common.write_csv(curves_path, curves, digits=4)
     fit = None
     names = sorted(zoo.entries(nets_dir)) if os.path.isdir(nets_dir) else []
+    games_csv = common.games_path(args.outdir)
+    if args.anchor and len(names) >= 2 and args.anchor not in names:
+        raise ValueError(f"--anchor {args.anchor!r} is not an arm; arms: {', '.join(names)}")
     if args.games > 0 and len(names) >= 2:
-        anchor = args.anchor or curves[0]["arm"]
-        if anchor not in names:
-            raise ValueError(f"--anchor {anchor!r} is not an arm; arms: {', '.join(names)}")
         nets = load_arms(nets_dir, common.player_options(args))
         games = play_round_robin(nets, args)
+    else:
+        # --games=0 plays nothing: the ratings come from the games already
+        # played (an arm added without games is listed unrated until a
+        # later run plays its pairings).
+        games = results.read_results(games_csv) if os.path.exists(games_csv) else []
+    rated = sorted({p for g in games for p in (g.black, g.white)} & set(names))
+    if len(rated) >= 2:
+        anchor = args.anchor or curves[0]["arm"]
+        if anchor not in rated:
+            raise ValueError(f"--anchor {anchor!r} is not a rated arm; rated arms: {', '.join(rated)}")
+        games = [g for g in games if g.black in rated and g.white in rated]
         # Colours alternate within every pairing, so Black's advantage cancels
         # out of the ratings; not fitting it keeps small tables estimable.
         fit = elo.fit_elo(games, anchor=anchor, first_move_advantage=False)
         rows = [
             {"arm": n, "elo": fit.ratings[n], "elo_lo": fit.ci[n][0], "elo_hi": fit.ci[n][1], "games": fit.n_games[n]}
-            for n in names
+            for n in rated
         ]
         common.write_csv(os.path.join(args.outdir, "elo.csv"), rows, digits=1)
         common.write_csv(os.path.join(args.outdir, "pairings.csv"), pairing_rows(games), digits=4)

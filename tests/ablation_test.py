@@ -91,6 +91,20 @@ def test_a_bad_anchor_is_one_error_line(arms, tmp_path, capsys):
     assert "experiments.ablation: error: --anchor 'nope' is not an arm" in capsys.readouterr().err
 
 
+def test_games_0_adds_an_arm_unrated_and_keeps_the_ratings(arms, tmp_path):
+    """An arm added with --games=0 (a session that cannot play its pairings) is listed
+    without a rating; the arms already played keep theirs, from games.csv."""
+    out = str(tmp_path / "out")
+    flags = ["--board_size=5", "--visits=2", "--opening_moves=2", "--komi=0.5", f"--outdir={out}"]
+    assert ablation.main([f"--arms=base={arms['base']},noise={arms['noise']}", "--games=2", *flags]) == 0
+    before = {r["arm"]: r["elo"] for r in common.read_csv(os.path.join(out, "elo.csv"))}
+    assert ablation.main([f"--arms=late={arms['base']}", "--games=0", *flags]) == 0
+    rows = {r["arm"]: r for r in common.read_csv(os.path.join(out, "arms.csv"))}
+    assert set(rows) == {"base", "noise", "late"} and rows["late"].get("elo", "") == ""
+    assert {r["arm"]: r["elo"] for r in common.read_csv(os.path.join(out, "elo.csv"))} == before
+    assert len(common.read_csv(os.path.join(out, "games.csv"))) == 2  # nothing played
+
+
 def test_an_arm_can_be_the_first_generations_of_a_longer_run(arms, tmp_path):
     """``NAME=WORKDIR@G``: the run up to generation G, its checkpoint G."""
     workdir = arms["base"]  # checkpoint 3 kept, metrics for 0..3
