@@ -60,6 +60,9 @@ __all__ = [
     "kept_generations",
     "read_metrics",
     "learning_curve",
+    "add_nets_flags",
+    "check_nets_flags",
+    "nets_from_flags",
     "log_lines",
 ]
 
@@ -468,6 +471,34 @@ def learning_curve(metrics: Mapping[int, Mapping], keys: Sequence[str], upto: in
         row = {"generation": g, "evaluations_m": evaluations / 1e6, "minutes": minutes}
         rows.append(row | {k: m.get(k, "") for k in keys})
     return rows
+
+
+def add_nets_flags(parser: argparse.ArgumentParser) -> None:
+    """``--nets`` (a ``[NAME=]SPEC`` comma list) or ``--workdir`` with ``--every``
+    (a run's kept generations): the nets of a script that asks each net in turn."""
+    parser.add_argument("--nets", default="", help="comma-separated [NAME=]SPEC: checkpoints or zoo:<name>")
+    parser.add_argument("--workdir", default="", help="or: a run's workdir (its kept checkpoints)")
+    parser.add_argument("--every", type=int, default=1, help="with --workdir: every k-th kept generation")
+
+
+def check_nets_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exactly one of ``--nets`` and ``--workdir`` (:func:`add_nets_flags`)."""
+    if bool(args.nets) == bool(args.workdir):
+        parser.error("give exactly one of --nets and --workdir")
+
+
+def nets_from_flags(args: argparse.Namespace) -> list[tuple[str, str, int | str]]:
+    """(label, player spec, generation or "") of :func:`add_nets_flags`' nets: a
+    net of ``--nets`` is labelled by its NAME, its zoo entry or its path's last
+    part; a kept generation g of ``--workdir`` is ``gen<g>``."""
+    if args.nets:
+        out = []
+        for name, spec in parse_nets(args.nets):
+            label = name or (spec[4:] if spec.startswith("zoo:") else spec.rstrip("/").split("/")[-1])
+            out.append((label, spec, ""))
+        return out
+    directory = os.path.join(args.workdir, "checkpoints")
+    return [(f"gen{g}", os.path.join(directory, str(g)), g) for g in kept_generations(args.workdir)[:: args.every]]
 
 
 def log_lines(verbose: bool) -> Callable[[str], None] | None:

@@ -40,22 +40,12 @@ from experiments import common, matches
 from saijax import gtp_match, match, player_cli, sgf
 
 
-def _nets(args) -> list[tuple[str, str]]:
-    """(label, checkpoint spec) of the nets to test."""
-    if args.nets:
-        specs = common.parse_list(args.nets, str)
-        return [(spec[4:] if spec.startswith("zoo:") else spec.rstrip("/").split("/")[-1], spec) for spec in specs]
-    directory = os.path.join(args.workdir, "checkpoints")
-    gens = common.kept_generations(args.workdir)[:: args.every]
-    return [(f"gen{g}", os.path.join(directory, str(g))) for g in gens]
-
-
 def run(args) -> list[dict]:
     games_path = common.games_path(args.outdir)
     common.reset_games(games_path)
     argv = player_cli.engine_argv(f"gnugo:{args.level}", never_resign=True)
     rows = []
-    nets = _nets(args)
+    nets = [(label, spec) for label, spec, _ in common.nets_from_flags(args)]
     loaded = common.load_nets(
         nets, board_size=args.board_size, options=common.player_options(args), seed=args.seed, zoo_dir=args.zoo_dir
     )
@@ -132,10 +122,8 @@ def plot(rows: list[dict], path: str, *, level: int, games: int) -> str:
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = common.make_parser(__file__, __doc__, games=20, games_help="games per net and colour", visits=64)
-    p.add_argument("--nets", default="", help="comma-separated checkpoints or zoo:<name>")
-    p.add_argument("--workdir", default="", help="or: a run's workdir (its kept checkpoints)")
+    common.add_nets_flags(p)
     p.add_argument("--zoo_dir", default="", help="a private zoo directory where zoo:<name> is looked up")
-    p.add_argument("--every", type=int, default=1, help="with --workdir: every k-th kept generation")
     p.add_argument("--level", type=int, default=10)
     p.add_argument("--black_komi", type=float, default=8.5)
     p.add_argument("--white_komi", type=float, default=9.5)
@@ -149,8 +137,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "(variety for a deterministic net; the net's moves stay its own)",
     )
     args = p.parse_args(argv)
-    if bool(args.nets) == bool(args.workdir):
-        p.error("give exactly one of --nets and --workdir")
+    common.check_nets_flags(p, args)
     return args
 
 

@@ -31,19 +31,6 @@ from saijax import gtp_client
 TARGET_DROP = 0.4
 
 
-def _nets(args) -> list[tuple[str, str, int | str]]:
-    """(label, player spec, generation or "") of the nets to ask."""
-    if args.nets:
-        out = []
-        for name, spec in common.parse_nets(args.nets):
-            label = name or (spec[4:] if spec.startswith("zoo:") else spec.rstrip("/").split("/")[-1])
-            out.append((label, spec, ""))
-        return out
-    gens = common.kept_generations(args.workdir)[:: args.every]
-    directory = os.path.join(args.workdir, "checkpoints")
-    return [(f"gen{g}", os.path.join(directory, str(g)), g) for g in gens]
-
-
 def parse_analysis(reply: str) -> dict:
     """The ``order 0`` move of a ``kata-genmove_analyze`` answer: move, visits, winrate, scoreLead."""
     for chunk in reply.split("info ")[1:]:
@@ -113,7 +100,7 @@ def run(args) -> list[dict]:
     if len(komis) < 2:
         raise ValueError(f"--komis: give at least two komis, got {args.komis!r}")
     rows, summary = [], []
-    for label, spec, generation in _nets(args):
+    for label, spec, generation in common.nets_from_flags(args):
         asked = ask(spec, komis, args)
         rows += [{"net": label, "generation": generation, **r} for r in asked]
         summary.append(summary_row(label, generation, asked, komis))
@@ -131,15 +118,12 @@ def run(args) -> list[dict]:
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = common.make_parser(__file__, __doc__, outdir="gtp_fair_komi", player=False)
-    p.add_argument("--nets", default="", help="comma-separated [NAME=]SPEC: checkpoints or zoo:<name>")
-    p.add_argument("--workdir", default="", help="or: a run's workdir (its kept checkpoints)")
-    p.add_argument("--every", type=int, default=1, help="with --workdir: every k-th kept generation")
+    common.add_nets_flags(p)
     p.add_argument("--komis", default="8.5,9.5", help="Black's komis (the first two are compared)")
     p.add_argument("--visits", type=int, default=64, help="the engine's --visits")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per GTP command")
     args = p.parse_args(argv)
-    if bool(args.nets) == bool(args.workdir):
-        p.error("give exactly one of --nets and --workdir")
+    common.check_nets_flags(p, args)
     return args
 
 

@@ -45,16 +45,17 @@ import numpy as np
 import scipy.stats
 
 from experiments import common
-from saijax import go, player_cli, selfplay, stats, zoo
+from saijax import go, player_cli, selfplay, stats
 
 POLICIES = ("visits", "improved")
 
 
 def load_net(spec: str, zoo_dir: str, options: player_cli.PlayerOptions, board_size: int):
     """The player of ``--net``: an entry of ``--zoo_dir`` if given, else any player spec."""
-    if zoo_dir:
-        return player_cli.with_options(zoo.load(spec, directory=zoo_dir), options, name=spec)
-    return player_cli.load_player(spec, board_size=board_size, options=options)
+    if zoo_dir and not spec.startswith("zoo:"):
+        spec = f"zoo:{spec}"
+    (player,) = common.load_nets([(None, spec)], board_size=board_size, options=options, zoo_dir=zoo_dir or None)
+    return player
 
 
 def play_games(player, policy: str, args) -> list[selfplay.FinishedGame]:
