@@ -18,6 +18,10 @@ generations whose checkpoints a run kept (``config.keep_checkpoint_every``):
 * the fit: :func:`saijax.elo.fit_elo` (Rao–Kupper with draws, first-move
   advantage, Wald 95% intervals).
 
+A rerun resumes ``games.csv``: pairings already played in full are kept
+(rating more generations of a longer run plays only the new pairings);
+``--restart`` plays everything again.
+
 Outputs in ``--outdir``: ``games.csv`` (every game, the results table),
 ``elo.csv`` (generation, Elo, interval, α_∅, β_∅ of each rated net, from the
 run's ``metrics.jsonl``), ``learning_curve.csv`` (every generation: wall
@@ -67,15 +71,29 @@ def run(args) -> dict:
     (random,) = common.load_nets("random", board_size=spec.board_size, options=shape, seed=args.seed)
     nets = {p.name: p for p in [random, *loaded]}
     names = list(nets)
-    games_path = common.games_path(args.outdir)
-    common.reset_games(games_path)
     t0 = time.time()
-    all_games = []
-    for k, (a, b) in enumerate(pairings(names, args.neighbours, args.random_pairings)):
-        games = arena.play_match(nets[a], nets[b], matches.pairing_settings(args, k, games_path))
-        all_games.extend(games)
-        s = results.summarize(games, a)
-        print(f"{a:>8s} vs {b:<8s}: {a} scores {100 * s.overall.win_rate:5.1f}% of {s.overall.games}", flush=True)
+    pairs = pairings(names, args.neighbours, args.random_pairings)
+
+    def play(pair, results_path):
+        settings = matches.pairing_settings(args, pairs.index(pair), results_path)
+        return arena.play_match(nets[pair[0]], nets[pair[1]], settings)
+
+    def report(pair, games):
+        s = results.summarize(games, pair[0])
+        return f"{pair[0]:>8s} vs {pair[1]:<8s}: {pair[0]} scores {100 * s.overall.win_rate:5.1f}% of {s.overall.games}"
+
+    played = common.play_cells(
+        pairs,
+        play,
+        path=common.games_path(args.outdir),
+        games=args.games,
+        key=lambda pair: tuple(sorted(pair)),
+        game_key=lambda g: tuple(sorted((g.black, g.white))),
+        resume=not args.restart,
+        report=report,
+    )
+    wanted = {tuple(sorted(pair)) for pair in pairs}
+    all_games = [g for g in played if tuple(sorted((g.black, g.white))) in wanted]
     fit = elo.fit_elo(all_games, anchor="random")
     metrics = read_metrics(args.workdir)
     rows = []
@@ -160,6 +178,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--opening_moves", type=int, default=2, help="random opening moves per game pair")
     p.add_argument("--komi", type=float, default=9.5)
     p.add_argument("--title", default="")
+    p.add_argument("--restart", action="store_true", help="replay every pairing (default: resume games.csv)")
     p.add_argument("--plot_only", action="store_true", help="redraw from --outdir's elo.csv and learning_curve.csv")
     return p.parse_args(argv)
 

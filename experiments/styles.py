@@ -1,6 +1,6 @@
 """Playing styles against GNU Go: where each style plays, and what it costs.
 
-    python experiments/styles.py --net=zoo:go7-S1 --centre_net=zoo:go7-centre \\
+    python experiments/styles.py --net=zoo:go7-base-S1 --centre_net=zoo:go7-centre \\
         --edge_net=zoo:go7-edge --level=10 --games=40 --visits=64 \\
         --outdir=experiments/results/go7_styles
 
@@ -219,7 +219,7 @@ def plot(summary: list[dict], path: str, *, opening: int, level: int, games: int
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = common.make_parser(__file__, __doc__, games=40, games_help="games per player, colours alternating", visits=64)
-    p.add_argument("--net", default="zoo:go7-S1", help="the strong (plain) net")
+    p.add_argument("--net", default="zoo:go7-base-S1", help="the plain net the style nets were fine-tuned from")
     p.add_argument("--centre_net", default="zoo:go7-centre", help="the offline centre-style net")
     p.add_argument("--edge_net", default="zoo:go7-edge", help="the offline edge-style net")
     p.add_argument("--players", default=",".join(ALL_PLAYERS), help=f"comma list from {ALL_PLAYERS}")

@@ -44,12 +44,13 @@ def _script(name):
 
 
 def _readme_commands():
-    """(script, argv) of every ``python experiments/<script>.py ...`` command in experiments/README.md."""
+    """(script, argv) of every ``python experiments/<script>.py ...`` command in experiments/README.md
+    (of the scripts with a ``parse_args``)."""
     text = (REPO / "experiments" / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
     out = []
     for line in text.splitlines():
         found = re.search(r"python experiments/(\w+)\.py\s+(.*)", line)
-        if found and found[1] in EXPERIMENTS:
+        if found and found[1] in SCRIPTS and hasattr(_script(found[1]), "parse_args"):
             argv = shlex.split(found[2].split("  #")[0].split("`")[0], comments=True)
             out.append((found[1], argv))
     return out

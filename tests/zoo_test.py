@@ -72,6 +72,27 @@ def test_export_round_trips_a_checkpoint(tiny_checkpoint, tmp_path):
     assert sorted(zoo.entries(directory)) == ["tiny-A", "tiny-B"]
 
 
+def test_float16_export_halves_the_file_and_loads_as_float32(tiny_checkpoint, tmp_path):
+    workdir, state = tiny_checkpoint
+    directory = str(tmp_path / "zoo")
+    full = zoo.export(workdir, "full", directory=directory, run="tiny", command="c")
+    half = zoo.export(workdir, "half", directory=directory, run="tiny", command="c", dtype="float16")
+    assert (full.dtype, half.dtype) == ("float32", "float16")
+    assert zoo.entry("half", directory) == half
+    size = {n: os.path.getsize(os.path.join(directory, f"{n}.msgpack")) for n in ("full", "half")}
+    assert size["half"] < 0.6 * size["full"]
+    player = zoo.load("half", directory=directory)
+    for a, b in zip(jax.tree_util.tree_leaves(player.variables), jax.tree_util.tree_leaves(state.variables)):
+        assert a.dtype == np.float32
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-3, atol=1e-4)
+    # The record's α_∅, β_∅ are those of the rounded weights the file holds.
+    alpha, beta = _fresh_empty_board(player)
+    assert alpha == pytest.approx(half.alpha_empty, abs=1e-5) and beta == pytest.approx(half.beta_empty, rel=1e-5)
+    assert alpha == pytest.approx(full.alpha_empty, abs=1e-2)
+    with pytest.raises(ValueError, match="storage dtype 'int8'"):
+        zoo.export(workdir, "bad", directory=directory, dtype="int8")
+
+
 def test_zoo_errors_name_the_entry_and_the_file(tiny_checkpoint, tmp_path):
     workdir, _ = tiny_checkpoint
     directory = str(tmp_path / "zoo")

@@ -1,7 +1,8 @@
 """The model zoo: small trained networks shipped with saijax (docs/design.md §8).
 
 Each entry is one network's inference variables (``params`` and
-``batch_stats``, flax msgpack, a few hundred kB) and a record in
+``batch_stats``, flax msgpack, a few hundred kB; stored as float32 or, to
+halve the size, float16, and always loaded as float32) and a record in
 ``index.json``: its board size, network spec, generation, Elo with its 95%
 interval, empty-board α_∅ and β_∅ (the net's fair-komi estimate and its
 confidence), the run it comes from, and the exact command and seed that
@@ -33,6 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import jax
+import numpy as np
 from flax import serialization
 
 from saijax import checkpoints, cli, go, networks, players, search
@@ -63,6 +65,9 @@ class ZooEntry:
       command: the exact command that trains that run.
       seed: the run's seed.
       notes: free text (how the entry was chosen).
+      dtype: how the file stores the weights ("float32" or "float16");
+        loading casts them back to the network's float32. α_∅ and β_∅ are
+        measured on the stored (rounded) weights.
     """
 
     name: str
@@ -78,6 +83,7 @@ class ZooEntry:
     command: str = ""
     seed: int = 0
     notes: str = ""
+    dtype: str = "float32"
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -104,9 +110,19 @@ class ZooEntry:
                 command=str(d.get("command", "")),
                 seed=int(d.get("seed", 0)),
                 notes=str(d.get("notes", "")),
+                dtype=_check_dtype(str(d.get("dtype", "float32")), where),
             )
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise ValueError(f"{where}: bad zoo entry {d.get('name', '?')!r}: {type(e).__name__}: {e}") from None
+
+
+STORAGE_DTYPES = ("float32", "float16")
+
+
+def _check_dtype(dtype: str, where: str) -> str:
+    if dtype not in STORAGE_DTYPES:
+        raise ValueError(f"{where}: zoo storage dtype {dtype!r} is not one of {', '.join(STORAGE_DTYPES)}")
+    return dtype
 
 
 def _index_path(directory: str) -> str:
@@ -186,7 +202,7 @@ def load_variables(name: str, directory: str | None = None) -> tuple[ZooEntry, d
     for want, got in zip(jax.tree_util.tree_leaves(template), jax.tree_util.tree_leaves(variables)):
         if tuple(want.shape) != tuple(got.shape):
             raise ValueError(f"zoo entry {e.name!r}: {path} holds an array of shape {got.shape}, not {want.shape}")
-    return e, jax.tree_util.tree_map(jax.numpy.asarray, variables)
+    return e, jax.tree_util.tree_map(lambda want, got: jax.numpy.asarray(got, dtype=want.dtype), template, variables)
 
 
 def load(
@@ -220,6 +236,7 @@ def export(
     command: str = "",
     seed: int = 0,
     notes: str = "",
+    dtype: str = "float32",
 ) -> ZooEntry:
     """Adds (or replaces) a zoo entry from a run's checkpoint.
 
@@ -229,15 +246,20 @@ def export(
       name: the entry's name (letters, digits, ``_.-``).
       directory: the zoo directory (default the shipped one).
       elo, elo_ci, run, command, seed, notes: recorded as given.
+      dtype: the file's storage dtype, "float32" (exact) or "float16"
+        (half the size; weights rounded to 11 significant bits).
 
     Returns:
-      The new record; α_∅ and β_∅ are measured here.
+      The new record; α_∅ and β_∅ are measured here, on the stored weights.
     """
     if not _NAME.fullmatch(name):
         raise ValueError(f"zoo entry name {name!r}: use letters, digits and _.- only")
+    _check_dtype(dtype, f"zoo entry {name!r}")
     directory = directory or ZOO_DIR
     loaded = checkpoints.load_network(checkpoint)
-    variables = jax.device_get(loaded.variables)
+    variables = jax.tree_util.tree_map(lambda x: np.asarray(x).astype(dtype), jax.device_get(loaded.variables))
+    if not all(np.isfinite(x).all() for x in jax.tree_util.tree_leaves(variables)):
+        raise ValueError(f"zoo entry {name!r}: {checkpoint} has weights that are not finite as {dtype}")
     data = serialization.to_bytes(variables)
     file = f"{name}.msgpack"
     path = os.path.join(directory, file)
@@ -245,7 +267,8 @@ def export(
     with open(path + ".tmp", "wb") as f:
         f.write(data)
     os.replace(path + ".tmp", path)
-    player = players.Player.from_network(name, loaded.spec.build(), loaded.variables)
+    stored = jax.tree_util.tree_map(lambda x: jax.numpy.asarray(x, dtype=jax.numpy.float32), variables)
+    player = players.Player.from_network(name, loaded.spec.build(), stored)
     alpha, beta = empty_board_sigmoid(player)
     record = ZooEntry(
         name=name,
@@ -261,6 +284,7 @@ def export(
         command=command,
         seed=int(seed),
         notes=notes,
+        dtype=dtype,
     )
     known = _read_index(directory)
     known[name] = record
@@ -295,6 +319,9 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
     add.add_argument("--train_command", default="")
     add.add_argument("--seed", type=int, default=0)
     add.add_argument("--notes", default="")
+    add.add_argument(
+        "--dtype", default="float32", choices=STORAGE_DTYPES, help="the weights' storage (float16: half the size)"
+    )
     add.add_argument("--directory", default=None, help="zoo directory (default the shipped one)")
     args = p.parse_args(argv)
     try:
@@ -318,8 +345,12 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
             command=args.train_command,
             seed=args.seed,
             notes=args.notes,
+            dtype=args.dtype,
         )
     except (ValueError, OSError, KeyError) as e:
         return cli.report_error(f"saijax.zoo: error: {e}", 2, exit_now=exit_on_error)
-    print(f"added {e.name}: generation {e.generation}, alpha_empty {e.alpha_empty:+.2f}, file {e.file}")
+    print(
+        f"added {e.name}: generation {e.generation}, alpha_empty {e.alpha_empty:+.2f}, "
+        f"beta_empty {e.beta_empty:.3f}, file {e.file} ({e.dtype})"
+    )
     return 0

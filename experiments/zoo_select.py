@@ -1,0 +1,330 @@
+"""Picks a run's zoo nets: S1–S3 the strongest, W1–W3 at the papers' calibration gaps, measured.
+
+    python experiments/zoo_select.py --workdir=runs/go7 --elo=experiments/results/go7_run/elo/elo.csv \\
+        --outdir=experiments/results/go7_run/zoo --visits=128 --games=20 --export=saijax/zoo
+
+The SAI papers' experiments (SAI 9×9 paper §4.1) pair strong nets S1–S3
+with weak nets W1–W3 chosen so that the strong nets win about 72%, 85% and
+97% of their games against them. An Elo curve (``experiments/elo_curve.py``)
+only estimates those gaps, at its own visits and from neighbouring
+generations; here they are measured as the experiments play:
+
+* S1–S3: the three best-rated generations of ``--elo`` (``elo_curve``'s
+  ``elo.csv``);
+* candidates: for each target win rate (``--targets``, default 0.72, 0.85,
+  0.97), the ``--candidates`` generations whose Elo gap below the strong
+  nets' mean is nearest the gap that win rate implies (400·log10(p/(1−p)):
+  164, 301 and 604 Elo);
+* each candidate plays each strong net ``--games`` games: deterministic
+  search at ``--visits`` (the experiments' visits), colours alternating,
+  the first ``--opening_moves`` moves of each game pair at random, komi
+  ``--komi``; the strong nets' pooled win rate (draws ½) with its Wilson
+  interval is the candidate's measured calibration;
+* W1, W2, W3: the measured candidates assigned one to each target so that
+  their measured rates rise from W1 to W3 and the summed distance to the
+  targets is smallest. The Elo curve's gaps are measured at its own
+  visits and between neighbours; where they miss at the experiments'
+  visits, ``--extra`` adds generations to measure (a rerun plays only
+  their games).
+
+Outputs in ``--outdir``: ``games.csv`` (every game; a rerun resumes it),
+``sgf/`` (one SGF per game), ``calibration.csv`` (per candidate: generation, Elo gap, games, the strong
+nets' wins and rate with its interval, the target it was drawn for, and
+the distinct games) and ``selection.csv`` (the six nets: role, generation,
+Elo, measured rate). ``--export=DIR`` writes the six nets into the zoo
+directory ``DIR`` as ``<--prefix>S1`` ... (float16 weights, half the size;
+the record notes how each was chosen).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Sequence
+
+from experiments import common, matches
+from saijax import arena, match, results, sgf, stats, zoo
+
+DEFAULT_TARGETS = "0.72,0.85,0.97"
+
+
+def elo_gap(rate: float) -> float:
+    """The Elo difference at which the stronger side scores ``rate``: 400·log10(p / (1 − p))."""
+    if not 0.0 < rate < 1.0:
+        raise ValueError(f"a target win rate is in (0, 1), not {rate}")
+    return 400.0 * math.log10(rate / (1.0 - rate))
+
+
+def rated_generations(rows: list[dict]) -> list[dict]:
+    """The rows of an ``elo.csv`` that are a run's generations (not the random net), as numbers."""
+    out = []
+    for r in rows:
+        if str(r.get("generation", "")) == "":
+            continue
+        out.append(
+            {
+                "generation": int(float(r["generation"])),
+                "elo": float(r["elo"]),
+                "elo_lo": float(r["elo_lo"]),
+                "elo_hi": float(r["elo_hi"]),
+            }
+        )
+    if len(out) < 4:
+        raise ValueError(f"an elo.csv needs at least 4 rated generations (S1–S3 and a weak net), found {len(out)}")
+    return out
+
+
+def strongest(rows: list[dict], k: int = 3) -> list[dict]:
+    """The k best-rated generations, best first (ties: the later generation)."""
+    return sorted(rows, key=lambda r: (-r["elo"], -r["generation"]))[:k]
+
+
+def candidates(
+    rows: list[dict], strong: list[dict], targets: list[float], per_target: int, extra: Sequence[int] = ()
+) -> list[dict]:
+    """For each target, the ``per_target`` generations (not strong) whose gap below the strong
+    mean is nearest that target's Elo gap; each generation appears once (first target wins).
+    ``extra`` generations are added after them, each for the target whose gap is nearest its own."""
+    mean = sum(r["elo"] for r in strong) / len(strong)
+    taken = {r["generation"] for r in strong}
+    out = []
+    for target in targets:
+        want = elo_gap(target)
+        pool = [r for r in rows if r["generation"] not in taken]
+        pool.sort(key=lambda r: (abs((mean - r["elo"]) - want), r["generation"]))
+        for r in pool[:per_target]:
+            taken.add(r["generation"])
+            out.append(r | {"target": target, "elo_gap": round(mean - r["elo"], 1)})
+    by_gen = {r["generation"]: r for r in rows}
+    for g in extra:
+        if g not in by_gen:
+            raise ValueError(f"--extra generation {g} is not rated in the Elo curve")
+        if g in taken:
+            continue
+        r = by_gen[g]
+        gap = mean - r["elo"]
+        target = min(targets, key=lambda t: abs(gap - elo_gap(t)))
+        taken.add(g)
+        out.append(r | {"target": target, "elo_gap": round(gap, 1)})
+    return out
+
+
+def calibration_rows(cands: list[dict], strong: list[dict], games: list[results.GameResult], board_size: int):
+    """Per candidate: the strong nets' pooled wins (draws ½) against it, rate, Wilson interval, distinct games."""
+    strong_names = {f"gen{r['generation']}" for r in strong}
+    rows = []
+    for c in cands:
+        name = f"gen{c['generation']}"
+        played = [g for g in games if name in (g.black, g.white) and ({g.black, g.white} - {name}) <= strong_names]
+        wins = 0.0
+        for g in played:
+            other = g.white if g.black == name else g.black
+            wins += results.summarize([g], other).overall.win_rate
+        n = len(played)
+        lo, hi = stats.wilson_interval(wins, n) if n else (float("nan"), float("nan"))
+        exact, _ = matches.distinct_games([sgf.read_sgf(g.sgf).moves for g in played], board_size) if n else (0, 0)
+        rows.append(
+            {
+                "generation": c["generation"],
+                "elo": c["elo"],
+                "elo_lo": c["elo_lo"],
+                "elo_hi": c["elo_hi"],
+                "elo_gap": c["elo_gap"],
+                "target": c["target"],
+                "games": n,
+                "strong_wins": wins,
+                "strong_rate": wins / n if n else float("nan"),
+                "wilson_lo": lo,
+                "wilson_hi": hi,
+                "distinct_games": exact,
+            }
+        )
+    return rows
+
+
+def choose_weak(calibration: list[dict], targets: list[float]) -> list[dict]:
+    """W1, W2, ...: the measured candidates assigned to the targets, one each, so that their
+    measured rates rise with the targets (W1 the closest game, the last the most lopsided)
+    and the summed distance |rate − target| is smallest; if no such rising assignment
+    exists, the smallest summed distance without it."""
+    pool = [r for r in calibration if r["games"] > 0]
+    if len(pool) < len(targets):
+        raise ValueError(
+            f"no measured candidate left for target {targets[len(pool)]}: "
+            f"{len(pool)} measured candidates for {len(targets)} targets"
+        )
+
+    def cost(assignment):
+        return sum(abs(r["strong_rate"] - t) for r, t in zip(assignment, targets))
+
+    def rising(assignment):
+        return all(a["strong_rate"] <= b["strong_rate"] for a, b in zip(assignment, assignment[1:]))
+
+    options = list(itertools.permutations(pool, len(targets)))
+    ordered = [a for a in options if rising(a)]
+    best = min(ordered or options, key=lambda a: (cost(a), [r["generation"] for r in a]))
+    return [r | {"target": t} for r, t in zip(best, targets)]
+
+
+def play(args, strong: list[dict], cands: list[dict]) -> list[results.GameResult]:
+    """Every (strong net, candidate) pairing, ``args.games`` games each, resuming ``games.csv``."""
+    gens = sorted({r["generation"] for r in strong} | {c["generation"] for c in cands})
+    specs = [(f"gen{g}", os.path.join(args.workdir, "checkpoints", str(g))) for g in gens]
+    nets = {p.name: p for p in common.load_nets(specs, board_size=None, options=common.player_options(args))}
+    pairs = [(f"gen{s['generation']}", f"gen{c['generation']}") for c in cands for s in strong]
+
+    def play_pair(pair, results_path):
+        k = pairs.index(pair)
+        settings = match.MatchSettings(
+            games=args.games,
+            komi=args.komi,
+            seed=args.seed * 100_003 + k,
+            opening_moves=args.opening_moves,
+            score_visits=None,
+            sgf_dir=os.path.join(args.outdir, "sgf", f"{pair[0]}-{pair[1]}"),
+            results_path=results_path,
+        )
+        return arena.play_match(nets[pair[0]], nets[pair[1]], settings)
+
+    def report(pair, games):
+        s = results.summarize(games, pair[0])
+        return f"{pair[0]} vs {pair[1]}: {pair[0]} scores {100 * s.overall.win_rate:.1f}% of {s.overall.games}"
+
+    return common.play_cells(
+        pairs,
+        play_pair,
+        path=common.games_path(args.outdir),
+        games=args.games,
+        key=lambda pair: tuple(sorted(pair)),
+        game_key=lambda g: tuple(sorted((g.black, g.white))),
+        resume=not args.restart,
+        report=report,
+    )
+
+
+def selection_rows(strong: list[dict], weak: list[dict]) -> list[dict]:
+    keys = ("generation", "elo", "elo_lo", "elo_hi")
+    rows = [
+        {"role": f"S{i + 1}", **{k: r[k] for k in keys}, "target": "", "strong_rate": ""} for i, r in enumerate(strong)
+    ]
+    for i, w in enumerate(weak):
+        rows.append(
+            {
+                "role": f"W{i + 1}",
+                "generation": w["generation"],
+                "elo": w["elo"],
+                "elo_lo": w["elo_lo"],
+                "elo_hi": w["elo_hi"],
+                "target": w["target"],
+                "strong_rate": w["strong_rate"],
+            }
+        )
+    return rows
+
+
+def export(args, selection: list[dict], elo_rows: list[dict], calibration: list[dict]) -> None:
+    """The six nets into the zoo directory ``args.export`` (float16), named ``<prefix><role>``."""
+    by_gen = {r["generation"]: r for r in elo_rows}
+    cal = {r["generation"]: r for r in calibration}
+    config = os.path.join(args.workdir, "config.json")
+    for row in selection:
+        g = row["generation"]
+        e = by_gen[g]
+        if row["role"].startswith("S"):
+            notes = f"strong: rank {row['role'][1:]} of the Elo curve {args.elo}"
+        else:
+            c = cal[g]
+            interval = f"[{100 * c['wilson_lo']:.0f}, {100 * c['wilson_hi']:.0f}]"
+            notes = (
+                f"weak: S1–S3 win {100 * c['strong_rate']:.1f}% {interval} "
+                f"of {c['games']} games against it (target {100 * row['target']:.0f}%; deterministic, "
+                f"{args.visits} visits, komi {args.komi}, {args.opening_moves} random opening moves; "
+                f"{os.path.join(args.outdir, 'calibration.csv')})"
+            )
+        record = zoo.export(
+            os.path.join(args.workdir, "checkpoints", str(g)),
+            f"{args.prefix}{row['role']}",
+            directory=args.export,
+            elo=e["elo"],
+            elo_ci=(e["elo_lo"], e["elo_hi"]),
+            run=args.run or os.path.basename(os.path.normpath(args.workdir)),
+            command=args.train_command or f"see {config}",
+            seed=args.run_seed,
+            notes=notes,
+            dtype=args.dtype,
+        )
+        print(f"exported {record.name}: generation {g}, α_∅ {record.alpha_empty:+.2f}, β_∅ {record.beta_empty:.3f}")
+
+
+def run(args) -> dict:
+    targets = common.parse_list(args.targets)
+    for t in targets:
+        elo_gap(t)
+    rows = rated_generations(common.read_csv(args.elo))
+    kept = set(common.kept_generations(args.workdir))
+    missing = [r["generation"] for r in rows if r["generation"] not in kept]
+    if missing:
+        raise ValueError(f"--elo={args.elo} rates generations {missing} that {args.workdir} does not keep")
+    strong = strongest(rows)
+    cands = candidates(rows, strong, targets, args.candidates, common.parse_list(args.extra, int))
+    print("strong:", ", ".join(f"gen{s['generation']} ({s['elo']:.0f})" for s in strong))
+    print("candidates:", ", ".join(f"gen{c['generation']} (gap {c['elo_gap']:.0f}, for {c['target']})" for c in cands))
+    games = play(args, strong, cands)
+    board_size = sgf.read_sgf(games[0].sgf).size if games else 7
+    calibration = calibration_rows(cands, strong, games, board_size)
+    common.write_csv(os.path.join(args.outdir, "calibration.csv"), calibration, digits=4)
+    weak = choose_weak(calibration, targets)
+    selection = selection_rows(strong, weak)
+    common.write_csv(os.path.join(args.outdir, "selection.csv"), selection, digits=4)
+    print(
+        common.markdown_table(
+            ["gen", "Elo gap", "target", "games", "S wins", "rate [95%]", "distinct"],
+            [
+                (
+                    r["generation"],
+                    f"{r['elo_gap']:.0f}",
+                    r["target"],
+                    r["games"],
+                    r["strong_wins"],
+                    f"{100 * r['strong_rate']:.1f}% [{100 * r['wilson_lo']:.0f}, {100 * r['wilson_hi']:.0f}]",
+                    r["distinct_games"],
+                )
+                for r in calibration
+            ],
+        )
+    )
+    print("chosen:", ", ".join(f"{r['role']} = gen{r['generation']}" for r in selection))
+    if args.export:
+        export(args, selection, rows, calibration)
+    return {"strong": strong, "calibration": calibration, "selection": selection}
+
+
+def parse_args(argv=None):
+    p = common.make_parser(
+        __file__, __doc__, games=20, games_help="games per (strong net, candidate)", visits=128, board_size=None
+    )
+    p.add_argument("--workdir", required=True, help="the run's workdir (its kept checkpoints)")
+    p.add_argument("--elo", required=True, help="the run's elo.csv (experiments/elo_curve.py)")
+    p.add_argument("--targets", default=DEFAULT_TARGETS, help="the strong nets' target win rates against W1, W2, ...")
+    p.add_argument("--candidates", type=int, default=2, help="candidate generations measured per target")
+    p.add_argument("--extra", default="", help="more candidate generations, e.g. where the curve's gaps miss")
+    p.add_argument("--komi", type=float, default=9.5)
+    p.add_argument("--opening_moves", type=int, default=2, help="random opening moves per game pair")
+    p.add_argument("--restart", action="store_true", help="replay every pairing (default: resume games.csv)")
+    p.add_argument("--export", default="", help="zoo directory to write the six nets to (e.g. saijax/zoo)")
+    p.add_argument("--prefix", default="go7-", help="the exported entries' name prefix")
+    p.add_argument("--dtype", default="float16", choices=zoo.STORAGE_DTYPES, help="the exported weights' storage")
+    p.add_argument("--run", default="", help="the run's name in the records (default: the workdir's name)")
+    p.add_argument("--train_command", default="", help="the command that trains the run, for the records")
+    p.add_argument("--run_seed", type=int, default=0, help="the run's seed, for the records")
+    return p.parse_args(argv)
+
+
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    args = parse_args(argv)
+    return common.run_main(__file__, lambda: run(args), exit_on_error=exit_on_error)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(exit_on_error=True))
