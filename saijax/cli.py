@@ -17,9 +17,11 @@ def exit_with_error(message: str, code: int = 1) -> NoReturn:
     print "Event loop is closed" tracebacks as they shut down), so file
     descriptor 2 is first pointed at /dev/null and the line is written to a
     saved copy of it: nothing can follow it. The process then exits at once,
-    without running the teardown of those threads.
+    without running the teardown of those threads. A thread may also have
+    written part of a line before that (a traceback's indentation), so the
+    message starts on a new line of its own.
     """
-    line = " ".join(str(message).split()) + "\n"
+    line = "\n" + " ".join(str(message).split()) + "\n"
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
