@@ -53,7 +53,7 @@ import statistics
 import sys
 
 from experiments import common, matches
-from saijax import arena, checkpoints, elo, player_cli, results, stats, zoo
+from saijax import checkpoints, elo, player_cli, results, stats, zoo
 
 CURVE_KEYS = (
     "alpha_empty",
@@ -183,26 +183,7 @@ def play_round_robin(nets: dict, args) -> list[results.GameResult]:
     """Every pair of nets, ``args.games`` games each, resuming ``games.csv``."""
     names = sorted(nets)
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
-    path = common.games_path(args.outdir)
-
-    def play(pair, results_path):
-        k = pairs.index(pair)
-        return arena.play_match(nets[pair[0]], nets[pair[1]], matches.pairing_settings(args, k, results_path))
-
-    def report(pair, games):
-        s = results.summarize(games, pair[0])
-        return f"{pair[0]} vs {pair[1]}: {pair[0]} scores {100 * s.overall.win_rate:.1f}% of {s.overall.games}"
-
-    return common.play_cells(
-        pairs,
-        play,
-        path=path,
-        games=args.games,
-        key=lambda pair: pair,
-        game_key=lambda g: tuple(sorted((g.black, g.white))),
-        resume=not args.restart,
-        report=report,
-    )
+    return matches.play_pairings(nets, pairs, args)
 
 
 def pairing_rows(games: list[results.GameResult]) -> list[dict]:

@@ -40,7 +40,7 @@ import time
 import numpy as np
 
 from experiments import common, matches
-from saijax import arena, elo, results
+from saijax import elo
 
 kept_generations = common.kept_generations
 read_metrics = common.read_metrics
@@ -74,26 +74,7 @@ def run(args) -> dict:
     t0 = time.time()
     pairs = pairings(names, args.neighbours, args.random_pairings)
 
-    def play(pair, results_path):
-        settings = matches.pairing_settings(args, pairs.index(pair), results_path)
-        return arena.play_match(nets[pair[0]], nets[pair[1]], settings)
-
-    def report(pair, games):
-        s = results.summarize(games, pair[0])
-        return f"{pair[0]:>8s} vs {pair[1]:<8s}: {pair[0]} scores {100 * s.overall.win_rate:5.1f}% of {s.overall.games}"
-
-    played = common.play_cells(
-        pairs,
-        play,
-        path=common.games_path(args.outdir),
-        games=args.games,
-        key=lambda pair: tuple(sorted(pair)),
-        game_key=lambda g: tuple(sorted((g.black, g.white))),
-        resume=not args.restart,
-        report=report,
-    )
-    wanted = {tuple(sorted(pair)) for pair in pairs}
-    all_games = [g for g in played if tuple(sorted((g.black, g.white))) in wanted]
+    all_games = matches.play_pairings(nets, pairs, args)
     fit = elo.fit_elo(all_games, anchor="random")
     metrics = read_metrics(args.workdir)
     rows = []

@@ -9,13 +9,15 @@ and :mod:`experiments.baselines` play with these:
   plays many in lockstep matches and :func:`summary_rows` makes the win-rate
   table (95% Wilson intervals, split by colour);
 * :func:`colour_record` is a player's record with one colour;
-* :func:`pairing_settings` is the match of an Elo pairing.
+* :func:`pairing_settings` is the match of an Elo pairing, and
+  :func:`play_pairings` plays a list of pairings into a resumable games table.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from collections.abc import Callable, Sequence
 
 import jax
@@ -46,6 +48,7 @@ __all__ = [
     "select",
     "colour_record",
     "pairing_settings",
+    "play_pairings",
 ]
 
 # The zoo's 7×7 nets: the papers' S1–S3 and W1–W3.
@@ -363,6 +366,54 @@ def pairing_settings(args, k: int, results_path: str) -> match.MatchSettings:
         score_visits=None,
         results_path=results_path,
     )
+
+
+def play_pairings(
+    nets: dict[str, players.Player],
+    pairs: Sequence[tuple[str, str]],
+    args,
+    *,
+    sgf_root: str | None = None,
+) -> list[results.GameResult]:
+    """Plays each pairing of ``pairs`` (names of ``nets``) into ``<args.outdir>/games.csv``
+    (``args``: a script's flags, with ``games``, ``komi``, ``seed``, ``opening_moves``,
+    ``outdir`` and ``restart``).
+
+    The k-th pairing is :func:`pairing_settings` ``(args, k)`` (with
+    ``sgf_root``, its SGFs go to ``<sgf_root>/<a>-<b>``). A pairing is keyed by
+    its two names whatever their order, and the table resumes: pairings
+    already played in full are kept, unless ``args.restart``.
+
+    Returns:
+      The games of these pairings in the table afterwards (others are left out).
+    """
+    pairs = list(pairs)
+
+    def key(pair):
+        return tuple(sorted(pair))
+
+    def play(pair, results_path):
+        settings = pairing_settings(args, pairs.index(pair), results_path)
+        if sgf_root:
+            settings = dataclasses.replace(settings, sgf_dir=os.path.join(sgf_root, f"{pair[0]}-{pair[1]}"))
+        return arena.play_match(nets[pair[0]], nets[pair[1]], settings)
+
+    def report(pair, games):
+        s = results.summarize(games, pair[0])
+        return f"{pair[0]:>8s} vs {pair[1]:<8s}: {pair[0]} scores {100 * s.overall.win_rate:5.1f}% of {s.overall.games}"
+
+    played = common.play_cells(
+        pairs,
+        play,
+        path=common.games_path(args.outdir),
+        games=args.games,
+        key=key,
+        game_key=lambda g: key((g.black, g.white)),
+        resume=not args.restart,
+        report=report,
+    )
+    wanted = {key(pair) for pair in pairs}
+    return [g for g in played if key((g.black, g.white)) in wanted]
 
 
 def distinct_games(move_lists: Sequence[Sequence[int]], board_size: int) -> tuple[int, int]:

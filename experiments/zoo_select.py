@@ -44,7 +44,7 @@ import os
 from collections.abc import Sequence
 
 from experiments import common, matches
-from saijax import arena, match, results, sgf, stats, zoo
+from saijax import results, sgf, stats, zoo
 
 DEFAULT_TARGETS = "0.72,0.85,0.97"
 
@@ -174,33 +174,7 @@ def play(args, strong: list[dict], cands: list[dict]) -> list[results.GameResult
     nets = {p.name: p for p in common.load_nets(specs, board_size=None, options=common.player_options(args))}
     pairs = [(f"gen{s['generation']}", f"gen{c['generation']}") for c in cands for s in strong]
 
-    def play_pair(pair, results_path):
-        k = pairs.index(pair)
-        settings = match.MatchSettings(
-            games=args.games,
-            komi=args.komi,
-            seed=args.seed * 100_003 + k,
-            opening_moves=args.opening_moves,
-            score_visits=None,
-            sgf_dir=os.path.join(args.outdir, "sgf", f"{pair[0]}-{pair[1]}"),
-            results_path=results_path,
-        )
-        return arena.play_match(nets[pair[0]], nets[pair[1]], settings)
-
-    def report(pair, games):
-        s = results.summarize(games, pair[0])
-        return f"{pair[0]} vs {pair[1]}: {pair[0]} scores {100 * s.overall.win_rate:.1f}% of {s.overall.games}"
-
-    return common.play_cells(
-        pairs,
-        play_pair,
-        path=common.games_path(args.outdir),
-        games=args.games,
-        key=lambda pair: tuple(sorted(pair)),
-        game_key=lambda g: tuple(sorted((g.black, g.white))),
-        resume=not args.restart,
-        report=report,
-    )
+    return matches.play_pairings(nets, pairs, args, sgf_root=os.path.join(args.outdir, "sgf"))
 
 
 def selection_rows(strong: list[dict], weak: list[dict]) -> list[dict]:
