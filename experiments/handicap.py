@@ -17,6 +17,8 @@ wording [SAI-ext] §4.1 (references in docs/design.md). Every net plays with
   White, so either way it must win by m more points than in the even game.
   Plotted: the strong net's win rate against m with 95% Wilson intervals,
   one panel per strong net and colour, one line per opponent.
+  ``--no-itself`` leaves out the games against the net's own copy (e.g. a
+  second process that plays only some weak nets, sharing ``--outdir``).
 * **Fig. 4, handicap by stones and komi.** Each strong net plays White
   against the weakest weak net (the last of ``--weak``, the paper's W3).
   Score handicap: H1 (no stones, Black first) at the komis ``--h1_komis``
@@ -37,6 +39,15 @@ From 9×9 to 7×7 (the defaults; every one is a flag):
   in its text) scaled by the board area, 49/81: 8 × 49/81 ≈ 4.8, so 0..5,
   in steps of one point (the smallest step that keeps the komi a half
   integer).
+* **Calibrated maluses** (Fig. 3, ``--target_rates``, default 50%, 25%, 10%
+  and 3%). A few points of komi mean little where games are won by 30, so
+  besides ``--maluses`` each opponent also gets the maluses at which the
+  strong nets' malus-0 margins against it (pooled over the strong nets)
+  predict those win rates: the share of margins above m (a net that wins
+  the even game by x points still wins at malus m < x if its play does not
+  change). They are chosen after the malus-0 games (``--maluses`` must hold
+  0), written to ``maluses.csv`` with the predicted rate, then played like
+  the others; the games measure the real rate.
 * **H1 komis 2.5, 1.5, 0.5, −0.5, −1.5** (Fig. 4, left). H1 keeps its
   traditional meaning on both boards: no stones, Black first, komi 0.5, so
   the whole fair komi is taken from White (7 points on 9×9, 9 on 7×7). The
@@ -53,10 +64,14 @@ From 9×9 to 7×7 (the defaults; every one is a flag):
   (below): the komi at which each net thinks the H2 start is even.
 * **Games and visits.** The paper played 400 games per cell with 1,000
   visits, after a 100-game calibration; the defaults (100 games, 64 visits,
-  twice the go7 run's self-play search) fit a CPU. No one resigns by
-  default (``--resign_threshold`` to allow it): the games are short on 7×7,
-  and a strong net facing a handicap would otherwise resign at once, so the
-  win rates measure play, not the resign rule.
+  twice the go7 run's self-play search) fit a CPU. Play is deterministic
+  (the search's best move, the player defaults); ``--opening_moves`` random
+  moves per game pair give variety. No one resigns by default
+  (``--resign_threshold`` to allow it): the games are short on 7×7, and a
+  strong net facing a handicap would otherwise resign at once, so the win
+  rates measure play, not the resign rule. Before each figure the script
+  prints the smallest fall in win rate its cells can detect (two-sample,
+  one-sided α 0.05, power 0.8), per net and pooled over the strong nets.
 
 Nets (``--strong``, ``--weak``) are comma lists of ``[NAME=]SPEC``, SPEC a
 checkpoint (``<workdir>/checkpoints/<gen>``), a workdir or ``zoo:<name>``;
@@ -66,18 +81,32 @@ playing itself meets a copy named ``<name>-copy``.
 Outputs in ``--outdir``:
 
 * ``games.csv``: every game, the results table of :mod:`saijax.results`
-  (Fig. 3 games have handicap 0, Fig. 4 games handicap 1 or 2); a new run
-  replaces it.
+  (Fig. 3 games have handicap 0, Fig. 4 games handicap 1 or 2). A rerun
+  resumes it: cells already played in full are kept (a cut-short cell is
+  played again whole); ``--restart`` replays everything.
+* ``sgf/<strong>-<opponent>/``: one SGF per game (the distinct-game counts).
 * ``conditions.csv``: the condition of every game, keyed by
   (black, white, komi, handicap): figure, strong net, opponent, the strong
   net's colour, malus, λ.
 * ``fig3_summary.csv``: per strong net, opponent, malus and colour of the
   strong net (``black``, ``white`` and ``both``): Black's komi, games,
   wins, draws, losses, win rate (draws half), 95% Wilson interval, the
-  strong net's mean margin and mean winning margin.
+  strong net's mean margin and mean winning margin, distinct games; with
+  several strong nets also their pooled rows (``strong`` = ``S1-S3``, the
+  paper's average).
 * ``fig4_summary.csv``: the same per strong net, handicap (1 or 2) and komi;
   its malus is 0.5 − komi, the points given up against the plain handicap
-  (komi 0.5; negative when White gets komi back).
+  (komi 0.5; negative when White gets komi back). ``--fig4_games`` sets
+  its games per cell.
+* ``maluses.csv``: the calibrated maluses per opponent and target rate. A
+  rerun keeps them (unless ``--restart``) when they cover its opponents and
+  targets, so runs that share an ``--outdir`` but play different
+  ``--strong`` nets (one process per core) play the same maluses.
+* ``fig3_tests.csv``: each malus against malus 0 (same strong net or the
+  pooled nets, opponent and colour): the two win rates and Fisher's exact
+  test, one-sided (lower) and two-sided, with Holm and BH adjusted p over
+  the pooled rows and over the per-net rows. ``fig4_tests.csv``: the same
+  for each komi against the highest komi of its handicap.
 * ``fig3_handicap_by_komi.png``, ``fig4_handicap_by_stones.png``.
 * ``start_positions.csv``: each net's α and β on the even and H2 start
   positions, and the komi (Black's) at which it thinks that start is even.
@@ -94,13 +123,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from experiments import common, matches
+from experiments import common, matches, stat_tables
+from saijax import stats
 
 # 7×7 defaults (module docstring, "From 9×9 to 7×7").
 EVEN_KOMI = 9.5
 MALUSES = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
 H1_KOMIS = (2.5, 1.5, 0.5, -0.5, -1.5)
 H2_KOMIS = (0.5, 8.5, 10.5, 13.5)
+TARGET_RATES = (0.5, 0.25, 0.1, 0.03)  # Fig. 3's calibrated maluses: the λ = 0 win rates they aim at
+POOLED = "S1-S3"  # the strong column of the rows pooled over the strong nets (the paper's average)
 PLAIN_HANDICAP_KOMI = 0.5  # H1, and H2 with no komi in White's favour: the papers' "komi 0.5"
 STRONG, WEAK = matches.STRONG, matches.WEAK
 FIGURES = (("fig3", "fig3_handicap_by_komi.png"), ("fig4", "fig4_handicap_by_stones.png"))
@@ -132,11 +164,13 @@ def plot_fig3(rows: Sequence[dict], title: str = ""):
                     matches.select(rows, strong=s, opponent=opp, strong_colour=colour), key=lambda r: r["malus"]
                 )
                 if sel:
-                    x = np.array([float(r["malus"]) for r in sel]) + 0.06 * (k - (len(opponents) - 1) / 2)
+                    x = np.array([float(r["malus"]) for r in sel]) + 0.1 * (k - (len(opponents) - 1) / 2)
                     matches.plot_win_rates(ax, x, sel, fmt="o-", label=opp)
             ticks = sorted({float(r["malus"]) for r in rows})
-            ax.set_xticks(ticks)
-            ax.set_xlim(ticks[0] - 0.5, ticks[-1] + 0.5)
+            if len(ticks) <= 8:  # the calibrated maluses spread far: then matplotlib's own ticks
+                ax.set_xticks(ticks)
+            pad = 0.5 + 0.02 * (ticks[-1] - ticks[0])
+            ax.set_xlim(ticks[0] - pad, ticks[-1] + pad)
             ax.set_ylim(-0.03, 1.03)
             ax.axhline(0.5, color="0.7", lw=0.8, ls=":")
             ax.set_title(f"{s} as {colour}")
@@ -196,7 +230,20 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--maluses", default=None, help="Fig. 3 maluses (7x7: 0,1,2,3,4,5)")
     p.add_argument("--h1_komis", default=None, help="Fig. 4 H1 komis (7x7: 2.5,1.5,0.5,-0.5,-1.5); '' skips")
     p.add_argument("--h2_komis", default=None, help="Fig. 4 H2 komis (7x7: 0.5,8.5,10.5,13.5); '' skips")
+    p.add_argument(
+        "--target_rates",
+        default=",".join(f"{v:g}" for v in TARGET_RATES),
+        help="Fig. 3: also the maluses at which the malus-0 margins predict these win rates, per opponent; '' none",
+    )
+    p.add_argument("--fig4_games", type=int, default=None, help="games per Fig. 4 cell (default: --games)")
+    p.add_argument(
+        "--itself",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Fig. 3: each strong net also plays its own copy (--no-itself: only the weak nets)",
+    )
     p.add_argument("--figures", default="3,4", help="which figures to play")
+    p.add_argument("--restart", action="store_true", help="replay every cell (default: resume games.csv)")
     matches.add_match_flags(p, plot_only="redraw the PNGs from --outdir's summaries")
     args = p.parse_args(argv)
     seven = args.board_size == 7
@@ -206,6 +253,148 @@ def parse_args(argv=None) -> argparse.Namespace:
                 p.error(f"--{flag} has a default for 7x7 only; give it for {args.board_size}x{args.board_size}")
             setattr(args, flag, default if flag == "komi" else ",".join(f"{v:g}" for v in default))
     return args
+
+
+def strong_margins(played: Sequence[matches.Played], opponent: str, malus: float = 0.0) -> list[float]:
+    """The strong nets' margins (their own point of view, komi included) against ``opponent`` at ``malus``."""
+    out = []
+    for p in played:
+        c = p.condition
+        if c.figure == "fig3" and c.opponent == opponent and c.malus == malus and p.game.margin is not None:
+            out.append(float(p.game.margin) if p.game.black == p.strong else -float(p.game.margin))
+    return out
+
+
+def choose_maluses(margins: Sequence[float], targets: Sequence[float]) -> list[dict]:
+    """The maluses at which even-game margins predict the target win rates.
+
+    A net that wins an even game by ``x`` points still wins with a malus of
+    ``m < x`` if its play does not change, so the malus-0 margins predict
+    the win rate at malus ``m`` as the share of margins above ``m``. For
+    each target the whole-point malus ``m ≥ 0`` (the komi stays a half
+    point) whose predicted rate is nearest is chosen, among the maluses
+    below the largest margin (beyond it no game could be won). Where many
+    maluses predict the same rate (the margins have gaps: on 7×7 a third of
+    the games may end with the whole board), the largest is taken if that
+    rate is above the target (the hardest malus that still predicts it),
+    else the smallest.
+    The prediction ignores that a SAI net sees the komi and plays
+    differently; the games at that malus measure the real rate.
+
+    Returns:
+      Per target: ``target_rate``, ``malus``, ``predicted_rate`` and
+      ``margins`` (the sample size).
+    """
+    x = np.asarray(margins, float)
+    if not len(x):
+        raise ValueError("no malus-0 games to choose maluses from")
+    # Only maluses some game still beat: at or above the largest margin (on 7×7 often the whole
+    # board) a net cannot win whatever it plays, and the cell would only confirm 0%.
+    candidates = np.arange(0, max(1.0, np.ceil(x.max())))
+    predicted = np.array([np.mean(x > m) for m in candidates])
+    out = []
+    for t in targets:
+        if not 0 < t < 1:
+            raise ValueError(f"--target_rates: a win rate is in (0, 1), not {t}")
+        # Nearest rate; among equal rates above the target the largest malus (the hardest), else the smallest.
+        k = min(range(len(candidates)), key=lambda i: (abs(predicted[i] - t), -i if predicted[i] > t else i))
+        out.append(dict(target_rate=t, malus=float(candidates[k]), predicted_rate=float(predicted[k]), margins=len(x)))
+    return out
+
+
+def measured_maluses(chosen: Sequence[dict], played: Sequence[matches.Played]) -> list[dict]:
+    """The calibrated maluses with the win rates measured there, against the rates the even games predicted.
+
+    The prediction assumes a net plays the same whatever the komi; a SAI net
+    sees the komi and may do better (it plays for the points it needs) or
+    worse. Per row: the strong nets' games and wins at that malus (pooled,
+    both colours, draws ½ rounded down), and Fisher's exact test (two-sided)
+    of those wins against the malus-0 games whose margin exceeded the
+    malus, i.e. the prediction's own sample.
+    """
+    out = []
+    for r in chosen:
+        opponent, malus = r["opponent"], float(r["malus"])
+        games = [p for p in played if p.condition.figure == "fig3" and p.condition.opponent == opponent
+                 and p.condition.malus == malus]  # fmt: skip
+        wins = sum(
+            1.0
+            if p.game.winner == ("black" if p.game.black == p.strong else "white")
+            else 0.5 * (p.game.winner == "draw")
+            for p in games
+        )
+        margins = strong_margins(played, opponent)
+        above = sum(m > malus for m in margins)
+        row = {k: r[k] for k in ("opponent", "target_rate", "malus", "predicted_rate", "margins")}
+        row.update(measured_games=len(games), measured_wins=wins,
+                   measured_rate=wins / len(games) if games else float("nan"))  # fmt: skip
+        row["p_fisher_vs_predicted"] = (
+            stats.fisher_win_test(int(wins), len(games), above, len(margins)) if games and margins else float("nan")
+        )
+        out.append(row)
+    return out
+
+
+def kept_maluses(path: str, opponents: set[str], targets: Sequence[float]) -> list[dict] | None:
+    """The calibrated maluses of an earlier run in ``path``, if they cover these opponents and targets.
+
+    A rerun (a resumed run, or one that plays only some strong nets, e.g.
+    one process per core) keeps the first calibration, so every strong net
+    plays the same maluses; None when there is none to keep.
+    """
+    if not os.path.exists(path):
+        return None
+    rows = [{k: r[k] for k in ("opponent", "target_rate", "malus", "predicted_rate", "margins")}
+            for r in common.read_csv(path, text=("opponent",))]  # fmt: skip
+    have = {(r["opponent"], float(r["target_rate"])) for r in rows}
+    if not all((o, float(t)) in have for o in opponents for t in targets):
+        return None
+    return [r for r in rows if r["opponent"] in opponents and float(r["target_rate"]) in set(map(float, targets))]
+
+
+def print_power(figure: str, per_net: int, nets: int, what: str) -> None:
+    """Prints the smallest fall in win rate a figure's cells can detect (two samples, one-sided)."""
+    lines = [f"{figure} power (Fisher/arcsine, one-sided α {stat_tables.ALPHA}, power {stat_tables.POWER}):"]
+    for n, label in ((per_net, f"{what}, per net"), (per_net * nets, f"{what}, pooled over {nets} strong nets")):
+        lines.append("  " + stat_tables.detectable_line(n, label, (0.5, 0.75, 0.95)))
+    print("\n".join(lines), flush=True)
+
+
+def decline_tests(rows: Sequence[dict], group: Sequence[str], order: str, *, highest_first: bool = False) -> list[dict]:
+    """Each cell against its group's baseline cell: Fisher's exact test for a lower win rate.
+
+    Rows (summary rows) are grouped by the ``group`` columns; the baseline
+    is the group's row with the smallest ``order`` value (the largest with
+    ``highest_first``): malus 0 in Fig. 3, the highest komi in Fig. 4. Holm
+    and BH corrections are over the pooled rows (``strong`` =
+    :data:`POOLED`) and over the per-net rows separately, each family one
+    table of the README.
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k in group), []).append(r)
+    pooled, per_net = [], []
+    for key, cells in groups.items():
+        cells = sorted(cells, key=lambda r: float(r[order]), reverse=highest_first)
+        base = cells[0]
+        for r in cells[1:]:
+            row = dict(zip(group, key))
+            row[order] = r[order]
+            row["base_" + order] = base[order]
+            if "komi" not in row:
+                row["komi"] = r["komi"]
+            row.update(
+                stat_tables.compare_wins(
+                    round(float(r["wins"]) + 0.5 * float(r["draws"])),
+                    int(r["games"]),
+                    round(float(base["wins"]) + 0.5 * float(base["draws"])),
+                    int(base["games"]),
+                    "less",
+                )
+            )
+            (pooled if row.get("strong") == POOLED else per_net).append(row)
+    return [*stat_tables.correct(pooled, "p_fisher_less", "p_fisher_two"),
+            *stat_tables.correct(per_net, "p_fisher_less", "p_fisher_two")]  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> dict[str, list[dict]]:
@@ -218,7 +407,8 @@ def run(args: argparse.Namespace) -> dict[str, list[dict]]:
         raise ValueError("need at least one strong and one weak net")
     matches.check_names([*strong, *weak])
     games_path = common.games_path(args.outdir)
-    common.reset_games(games_path)
+    if args.restart:
+        common.reset_games(games_path)
     settings = dict(
         games=args.games,
         max_batch=args.max_batch,
@@ -226,33 +416,60 @@ def run(args: argparse.Namespace) -> dict[str, list[dict]]:
         score_visits=args.score_visits,
         opening_moves=args.opening_moves,
         results_path=games_path,
+        sgf_dir=os.path.join(args.outdir, "sgf"),
+        resume=True,
         log=common.log_lines(args.verbose),
     )
     t0 = time.time()
     played: list[matches.Played] = []
-    match = 0
+    chosen: list[dict] = []
     if "3" in figures:
-        maluses = common.parse_list(args.maluses)
-        for s in strong:
-            for opp in [s.replace(name=f"{s.name}-copy"), *weak]:
-                label = "itself" if opp.name == f"{s.name}-copy" else opp.name
-                t = time.time()
-                conditions = matches.malus_conditions("fig3", label, maluses, args.komi)
-                new = matches.play_conditions(
-                    s, opp, conditions, colours="alternate", seed=args.seed * 100_003 + match, **settings
-                )
-                match += len(conditions)
-                played.extend(new)
-                rates = " ".join(
-                    f"m={r['malus']:g}:{100 * r['win_rate']:.0f}%"
-                    for r in matches.summary_rows(new)
-                    if r["strong_colour"] == "both"
-                )
-                print(f"fig3 {s.name} vs {label}: {len(new)} games, {time.time() - t:.0f}s; {rates}", flush=True)
+        maluses = list(dict.fromkeys(common.parse_list(args.maluses)))
+        targets = common.parse_list(args.target_rates)
+        if targets and 0.0 not in maluses:
+            raise ValueError("--target_rates chooses maluses from the malus-0 games: put 0 in --maluses")
+        copies = {s.name: [s.replace(name=f"{s.name}-copy")] if args.itself else [] for s in strong}
+        pairs = [(s, opp) for s in strong for opp in [*copies[s.name], *weak]]
+        label = {(s.name, opp.name): "itself" if opp.name == f"{s.name}-copy" else opp.name for s, opp in pairs}
+        print_power("Fig. 3", args.games // 2, len(strong), "one colour, a malus against malus 0")
+
+        def play_fig3(s, opp, ms, seed):
+            t = time.time()
+            conditions = matches.malus_conditions("fig3", label[s.name, opp.name], ms, args.komi)
+            new = matches.play_conditions(s, opp, conditions, colours="alternate", seed=seed, **settings)
+            played.extend(new)
+            rates = " ".join(
+                f"m={r['malus']:g}:{100 * r['win_rate']:.0f}%"
+                for r in matches.summary_rows(new)
+                if r["strong_colour"] == "both"
+            )
+            print(f"fig3 {s.name} vs {label[s.name, opp.name]}: {len(new)} games, {time.time() - t:.0f}s; {rates}",
+                  flush=True)  # fmt: skip
+
+        for k, (s, opp) in enumerate(pairs):
+            play_fig3(s, opp, maluses, args.seed * 100_003 + k * 1_000)
+        if targets:
+            chosen = kept_maluses(os.path.join(args.outdir, "maluses.csv"), set(label.values()), targets)
+            if args.restart or chosen is None:
+                chosen = []
+                for opponent in dict.fromkeys(label.values()):
+                    for row in choose_maluses(strong_margins(played, opponent), targets):
+                        chosen.append({"opponent": opponent, **row})
+                common.write_csv(os.path.join(args.outdir, "maluses.csv"), chosen)
+            print("calibrated maluses:", "; ".join(
+                f"{r['opponent']} {100 * r['target_rate']:g}% -> {r['malus']:g} ({100 * r['predicted_rate']:.0f}%)"
+                for r in chosen), flush=True)  # fmt: skip
+            for k, (s, opp) in enumerate(pairs):
+                extra = [r["malus"] for r in chosen if r["opponent"] == label[s.name, opp.name]]
+                extra = [m for m in dict.fromkeys(extra) if m not in maluses]
+                if extra:
+                    play_fig3(s, opp, extra, args.seed * 100_003 + k * 1_000 + 500)
     if "4" in figures:
         w3 = weak[-1]
         h1, h2 = common.parse_list(args.h1_komis), common.parse_list(args.h2_komis)
-        for s in strong:
+        fig4_games = args.fig4_games or args.games
+        print_power("Fig. 4", fig4_games, len(strong), "a komi against the highest komi of its handicap")
+        for k, s in enumerate(strong):
             t = time.time()
             conditions = [
                 *matches.white_conditions("fig4", w3.name, 1, h1, base=PLAIN_HANDICAP_KOMI),
@@ -261,9 +478,9 @@ def run(args: argparse.Namespace) -> dict[str, list[dict]]:
             if not conditions:
                 continue
             new = matches.play_conditions(
-                s, w3, conditions, colours="a_white", seed=args.seed * 100_003 + match, **settings
-            )
-            match += len(conditions)
+                s, w3, conditions, colours="a_white", seed=args.seed * 100_003 + 90_000 + k * 1_000,
+                **{**settings, "games": fig4_games},
+            )  # fmt: skip
             played.extend(new)
             rates = " ".join(
                 f"H{r['handicap']}@{r['komi']:g}:{100 * r['win_rate']:.0f}%" for r in matches.summary_rows(new)
@@ -272,12 +489,22 @@ def run(args: argparse.Namespace) -> dict[str, list[dict]]:
     outdir = args.outdir
     common.write_csv(os.path.join(outdir, "conditions.csv"), matches.condition_rows(played), matches.CONDITION_COLUMNS)
     summary = matches.summary_rows(played)
+    if len(strong) > 1:
+        summary += matches.pooled_rows(summary, POOLED)
     out = {}
     for fig, _ in FIGURES:
         rows = [r for r in summary if r["figure"] == fig]
         if rows:
             common.write_csv(os.path.join(outdir, f"{fig}_summary.csv"), rows, matches.SUMMARY_COLUMNS)
             out[fig] = rows
+    if out.get("fig3"):
+        tests = decline_tests(out["fig3"], ("strong", "opponent", "strong_colour"), "malus")
+        common.write_csv(os.path.join(outdir, "fig3_tests.csv"), tests)
+        if chosen:
+            common.write_csv(os.path.join(outdir, "maluses.csv"), measured_maluses(chosen, played))
+    if out.get("fig4"):
+        tests = decline_tests(out["fig4"], ("strong", "handicap"), "komi", highest_first=True)
+        common.write_csv(os.path.join(outdir, "fig4_tests.csv"), tests)
     handicaps = [0] + ([2] if "4" in figures and common.parse_list(args.h2_komis) else [])
     common.write_csv(os.path.join(outdir, "start_positions.csv"), matches.start_positions([*strong, *weak], handicaps))
     draw(outdir, out)

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments import common
-from saijax import arena, go, match, players, results
+from saijax import arena, go, match, players, results, sgf
 
 __all__ = [
     "STRONG",
@@ -41,6 +41,7 @@ __all__ = [
     "play_conditions",
     "condition_rows",
     "summary_rows",
+    "pooled_rows",
     "read_summary",
     "format_table",
     "start_positions",
@@ -58,7 +59,7 @@ WEAK = "zoo:go7-W1,zoo:go7-W2,zoo:go7-W3"
 # The summary CSVs' columns (one row per cell and colour of the strong net).
 SUMMARY_COLUMNS = tuple(
     "figure strong opponent lambda mu handicap malus strong_colour komi "
-    "games wins draws losses win_rate wilson_lo wilson_hi mean_margin mean_win_margin".split()
+    "games wins draws losses win_rate wilson_lo wilson_hi mean_margin mean_win_margin distinct_games".split()
 )
 # conditions.csv: the condition of the games with these (black, white, komi, handicap).
 CONDITION_COLUMNS = tuple("black white komi handicap figure strong opponent strong_colour malus lambda mu".split())
@@ -154,6 +155,8 @@ def play_conditions(
     score_visits: int | None = 1000,
     opening_moves: int = 0,
     results_path: str | None = None,
+    sgf_dir: str | None = None,
+    resume: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> list[Played]:
     """Plays ``games`` games per condition between ``strong`` (side A) and ``opponent``.
@@ -173,15 +176,23 @@ def play_conditions(
       max_batch: most games per lockstep match.
       resign_threshold, score_visits, opening_moves, results_path: as in
         :class:`saijax.match.MatchSettings`.
+      sgf_dir: write one SGF per game into ``<sgf_dir>/<strong>-<opponent>``
+        (the summaries count distinct games from them).
+      resume: keep the conditions that ``results_path`` already holds in
+        full (their games are returned, not replayed); the rows of a
+        condition cut short (a killed run) are dropped and it is played
+        again whole.
       log: called with a line per game.
 
     Returns:
-      One :class:`Played` per game.
+      One :class:`Played` per game, the resumed ones first.
     """
     if colours == "alternate" and games % 2:
         raise ValueError(f"--games must be even when colours alternate (half the games as Black), got {games}")
-    per_match = max(1, int(max_batch) // int(games))
     out = []
+    if resume and results_path is not None:
+        out, conditions = _resume_conditions(results_path, strong.name, opponent.name, conditions, games, colours)
+    per_match = max(1, int(max_batch) // int(games))
     for k, start in enumerate(range(0, len(conditions), per_match)):
         chunk = conditions[start : start + per_match]
         n = games * len(chunk)
@@ -197,10 +208,61 @@ def play_conditions(
             score_visits=score_visits,
             opening_moves=opening_moves,
             results_path=results_path,
+            sgf_dir=None if sgf_dir is None else os.path.join(sgf_dir, f"{strong.name}-{opponent.name}"),
         )
         played = arena.play_match(strong, opponent, settings, log=log)
         out.extend(Played(c, strong.name, g) for c, g in zip(cond, played))
     return out
+
+
+def _condition_keys(c: Condition, strong: str, opponent: str, games: int, colours: str) -> dict[tuple, int]:
+    """The games a condition holds: (black, white, 2·komi, handicap) -> count."""
+    keys: dict[tuple, int] = {}
+    for black in match.MatchSettings(games=games, colours=colours).side_a_black():
+        key = (strong, opponent, round(2 * c.komi_black), c.handicap)
+        if not black:
+            key = (opponent, strong, round(2 * c.komi_white), c.handicap)
+        keys[key] = keys.get(key, 0) + 1
+    return keys
+
+
+def _game_key(g: results.GameResult) -> tuple:
+    return (g.black, g.white, round(2 * float(g.komi)), int(g.handicap))
+
+
+def _resume_conditions(
+    path: str, strong: str, opponent: str, conditions: Sequence[Condition], games: int, colours: str
+) -> tuple[list[Played], list[Condition]]:
+    """Splits ``conditions`` into the games ``path`` holds in full and the conditions still to play.
+
+    The rows of the conditions to play (a cut-short condition) are removed
+    from ``path``; every other row stays.
+    """
+    if not os.path.exists(path):
+        return [], list(conditions)
+    rows = results.read_results(path)
+    by_key: dict[tuple, list[results.GameResult]] = {}
+    for g in rows:
+        by_key.setdefault(_game_key(g), []).append(g)
+    done, todo, drop = [], [], set()
+    for c in conditions:
+        keys = _condition_keys(c, strong, opponent, games, colours)
+        if all(len(by_key.get(k, ())) >= n for k, n in keys.items()):
+            done.extend(Played(c, strong, g) for k, n in keys.items() for g in by_key[k][:n])
+        else:
+            todo.append(c)
+            drop.update(keys)
+    if any(_game_key(g) in drop for g in rows):
+        kept = [g for g in rows if _game_key(g) not in drop]
+        tmp = path + ".keep" + os.path.splitext(path)[1]
+        common.reset_games(tmp)
+        results.append_results(tmp, kept)
+        if kept:
+            os.replace(tmp, path)
+        else:
+            common.reset_games(tmp)
+            common.reset_games(path)
+    return done, todo
 
 
 def _strong_colour(p: Played) -> str:
@@ -233,9 +295,19 @@ def condition_rows(played: Sequence[Played], agents: dict[str, tuple[float, floa
     return list(rows.values())
 
 
-def _stats_row(base: dict, colour: str, komi, stats: results.ColourStats) -> dict:
+def distinct_count(games: Sequence[results.GameResult], board_size: int | None = None) -> int | str:
+    """The distinct games (same moves in the same order) among ``games``, read from their SGFs; "" without them."""
+    paths = [g.sgf for g in games]
+    if not paths or not all(p and os.path.exists(p) for p in paths):
+        return ""
+    records = [sgf.read_sgf(p, check=False) for p in paths]  # no replay: the arena wrote them
+    return distinct_games([r.moves for r in records], board_size or records[0].size)[0]
+
+
+def _stats_row(base: dict, colour: str, komi, stats: results.ColourStats, distinct: int | str = "") -> dict:
     lo, hi = results.wilson_interval(stats.wins + 0.5 * stats.draws, stats.games)
     return {
+        "distinct_games": distinct,
         **base,
         "strong_colour": colour,
         "komi": komi,
@@ -270,10 +342,53 @@ def summary_rows(played: Sequence[Played], agents: dict[str, tuple[float, float]
         colours = [("black", c.komi_black, s.black), ("white", c.komi_white, s.white)]
         for colour, komi, stats in colours:
             if stats.games:
-                rows.append(_stats_row(base, colour, komi, stats))
+                mine = [g for g in games if (g.black == strong) == (colour == "black")]
+                rows.append(_stats_row(base, colour, komi, stats, distinct_count(mine)))
         if s.black.games and s.white.games:
-            rows.append(_stats_row(base, "both", "", s.overall))
+            rows.append(_stats_row(base, "both", "", s.overall, distinct_count(games)))
     return [{k: r[k] for k in SUMMARY_COLUMNS} for r in rows]
+
+
+def pooled_rows(rows: Sequence[dict], label: str) -> list[dict]:
+    """Summary rows pooled over the strong nets, as the papers average over S1–S3.
+
+    Rows of :func:`summary_rows` that share every column but ``strong`` (and
+    the komi, which a pooled ``both`` row leaves empty) are added up: games,
+    wins, draws and losses summed, the win rate and Wilson interval of the
+    sums, the mean margin weighted by games and the mean winning margin by
+    wins. With equal games per net this is the average of the nets' rates.
+    The pooled rows are named ``label`` in the ``strong`` column.
+    """
+    cells: dict[tuple, list[dict]] = {}
+    for r in rows:
+        key = tuple(r[k] for k in SUMMARY_COLUMNS if k in ("figure", "opponent", "lambda", "mu", "handicap", "malus"))
+        cells.setdefault((*key, r["strong_colour"], r["komi"]), []).append(r)
+    out = []
+    for group in cells.values():
+        games = sum(int(r["games"]) for r in group)
+        wins, draws = sum(int(r["wins"]) for r in group), sum(int(r["draws"]) for r in group)
+        won = [(float(r["mean_win_margin"]), int(r["wins"])) for r in group if int(r["wins"])]
+        margins = [(float(r["mean_margin"]), int(r["games"])) for r in group if int(r["games"])]
+        lo, hi = results.wilson_interval(wins + 0.5 * draws, games)
+        out.append(
+            {
+                **group[0],
+                "strong": label,
+                "games": games,
+                "wins": wins,
+                "draws": draws,
+                "losses": sum(int(r["losses"]) for r in group),
+                "win_rate": round((wins + 0.5 * draws) / games, 4) if games else math.nan,
+                "wilson_lo": round(lo, 4),
+                "wilson_hi": round(hi, 4),
+                "mean_margin": round(sum(m * n for m, n in margins) / games, 2) if games else math.nan,
+                "mean_win_margin": round(sum(m * n for m, n in won) / sum(n for _, n in won), 2) if won else math.nan,
+                "distinct_games": ""
+                if any(r.get("distinct_games") in (None, "") for r in group)
+                else sum(int(r["distinct_games"]) for r in group),  # different nets: different games
+            }
+        )
+    return out
 
 
 def read_summary(path: str) -> list[dict]:

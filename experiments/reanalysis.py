@@ -55,9 +55,18 @@ import sys
 import scipy.stats
 
 from experiments import common  # an installed package (pyproject.toml): no sys.path needed
+from experiments.stat_tables import (  # noqa: F401  (names kept for reanalysis.<name> users)
+    ALPHA,
+    POWER,
+    compare_margins,
+    compare_wins,
+    correct,
+    margin_power,
+    power_row,
+    sd,
+)
 from saijax import stats
 
-ALPHA, POWER = 0.05, 0.8
 _AGENT = re.compile(r"^(?P<net>.+)\[l=(?P<l>[^,\]]+),m=(?P<m>[^,\]]+)(?:,t=(?P<t>[^\]]+))?\]$")
 
 
@@ -75,68 +84,6 @@ def mark(p: float) -> str:
     if p is None or not math.isfinite(p):
         return ""
     return "**" if p < 0.001 else "*" if p < 0.05 else ""
-
-
-def correct(rows: list[dict], *columns: str) -> list[dict]:
-    """Adds ``<column>_holm`` and ``<column>_bh`` beside each p column, over all ``rows`` (one family per column)."""
-    for col in columns:
-        raw = [r.get(col, math.nan) for r in rows]
-        raw = [math.nan if v is None or v == "" else float(v) for v in raw]
-        for suffix, adjusted in (("holm", stats.holm_correction(raw)), ("bh", stats.benjamini_hochberg(raw))):
-            for r, a in zip(rows, adjusted):
-                r[f"{col}_{suffix}"] = a
-    return rows
-
-
-def compare_wins(wins: int, games: int, base_wins: int, base_games: int, direction: str) -> dict:
-    """Two-sample Fisher tests of a condition against its baseline; ``direction`` is "less" or "greater"."""
-    return {
-        "games": games,
-        "wins": wins,
-        "win_rate": wins / games if games else math.nan,
-        "base_games": base_games,
-        "base_wins": base_wins,
-        "base_win_rate": base_wins / base_games if base_games else math.nan,
-        "d_win_pts": 100 * (wins / games - base_wins / base_games) if games and base_games else math.nan,
-        f"p_fisher_{direction}": stats.fisher_win_test(wins, games, base_wins, base_games, direction),
-        "p_fisher_two": stats.fisher_win_test(wins, games, base_wins, base_games),
-    }
-
-
-def compare_margins(values: list[float], base: list[float], prefix: str = "") -> dict:
-    """Welch and Mann–Whitney tests, one-sided: ``values`` larger than ``base``."""
-    _, p_welch = stats.welch_t_test(values, base, "greater")
-    _, p_mw = stats.mann_whitney_test(values, base, "greater")
-    mean = statistics.fmean(values) if values else math.nan
-    base_mean = statistics.fmean(base) if base else math.nan
-    return {
-        f"{prefix}n": len(values),
-        f"{prefix}mean": mean,
-        f"{prefix}base_n": len(base),
-        f"{prefix}base_mean": base_mean,
-        f"{prefix}diff": mean - base_mean,
-        f"{prefix}p_welch_greater": p_welch,
-        f"{prefix}p_mw_greater": p_mw,
-    }
-
-
-def _sd(values: list[float]) -> float:
-    return statistics.stdev(values) if len(values) > 1 else math.nan
-
-
-def power_row(figure: str, cell: str, games: int, base_rate: float, base_games: int | None = None, **extra) -> dict:
-    """The detectable win rates (two- and one-sided, lower and higher) for a figure's cell size and baseline."""
-    row = {"figure": figure, "cell": cell, "games_per_arm": games, "base_games": base_games or games}
-    row["base_win_rate"] = base_rate
-    for alt, name in (("two-sided", "two"), ("less", "one")):
-        for direction in ("lower", "higher"):
-            rate = stats.detectable_win_rate(games, base_rate, ALPHA, POWER, alt, direction, base_games)
-            row[f"detectable_{direction}_{name}_sided"] = rate
-            row[f"detectable_d_{direction}_{name}_sided_pts"] = 100 * (rate - base_rate)
-    target = base_rate - 0.10 if base_rate >= 0.10 else base_rate + 0.10
-    row["games_per_arm_for_10pt_one_sided"] = stats.games_per_arm_needed(base_rate, target, ALPHA, POWER, "less")
-    row.update(extra)
-    return row
 
 
 # ---------------------------------------------------------------------------
@@ -237,23 +184,6 @@ def score_targeting_power(cells_rows: list[dict]) -> list[dict]:
             )
         )
     return out
-
-
-def margin_power(figure: str, cell: str, a: list[float], b: list[float]) -> dict:
-    """The smallest detectable difference of mean margins between two samples like ``a`` and ``b``."""
-    return {
-        "figure": figure,
-        "cell": cell,
-        "margin_n": len(a),
-        "margin_base_n": len(b),
-        "margin_sd": _sd(a),
-        "margin_base_sd": _sd(b),
-        "detectable_margin_diff_one_sided": stats.detectable_mean_difference(
-            _sd(a), len(a), _sd(b), len(b), ALPHA, POWER, "greater"
-        )
-        if len(a) > 1 and len(b) > 1
-        else math.nan,
-    }
 
 
 # ---------------------------------------------------------------------------
@@ -464,17 +394,17 @@ def baselines(results_dir: str) -> tuple[list[dict], list[dict]] | None:
         )
         out.append(row)
         if len(elo) > 1:
-            sd, sai_sd = _sd(elo), _sd(sai_elo)
+            elo_sd, sai_sd = sd(elo), sd(sai_elo)
             df = len(elo) + len(sai_elo) - 2
             power.append(
                 {
                     "figure": "go5 baselines",
                     "cell": f"{arm} vs SAI, Elo at equal compute, seeds",
                     "games_per_arm": len(elo),
-                    "margin_sd": sd,
+                    "margin_sd": elo_sd,
                     "margin_base_sd": sai_sd,
                     "detectable_margin_diff_two_sided": stats.detectable_mean_difference(
-                        sd, len(elo), sai_sd, len(sai_elo), ALPHA, POWER, "two-sided", df=df
+                        elo_sd, len(elo), sai_sd, len(sai_elo), ALPHA, POWER, "two-sided", df=df
                     ),
                     "note": f"Elo; Student t quantiles, {df} df",
                 }

@@ -34,36 +34,61 @@ experiments/handicap.py for the whole translation):
   stones pays for tempo, which the fair komi measures, so those levels scale
   by the fair komis' ratio 9/7 (as handicap.py's Fig. 4 levels): 10.5 →
   13.5 (the base), 8.5 → 10.5 and 6.5 → 8.5, maluses 3 and 5.
+* **Calibrated situations** (``--situations_from``). The fixed maluses
+  above are the paper's levels translated; whether the plain agent really
+  "rarely wins" there depends on the nets. The paper found its situations
+  by a calibration run; here that run is Fig. 4 of
+  ``experiments/handicap.py`` played down to hard komis (its
+  ``fig4_summary.csv``): per handicap kind the komi at which the strong
+  nets (pooled, λ = 0, as White against the same opponent) won 3–10%
+  (nearest ``--target_rate``, default 6.5%), or, if no measured komi did,
+  the komi interpolated between the two that bracket it. The choice is
+  written to ``situations.csv``; the λ = 0 games measure it again.
 * **Games and visits.** The paper: 400 games per cell at 1,000 visits; the
   defaults (100 games, 64 visits) fit a CPU. Nobody resigns by default: the
   resign rule reads the agent's own value, which λ > 0 lifts, so resigning
   would mix the agent's play with when it gives up.
 
+Before playing, the script prints the smallest rise in win rate its cells
+can detect (two samples, one-sided α 0.05, power 0.8) and the games the
+paper's rise from 5% to 12% would need.
+
 Outputs in ``--outdir``: ``games.csv`` (every game, the results table; the
-strong net is named ``<name>[l=λ,m=μ]`` for λ > 0), ``conditions.csv`` (the
-condition of every game, keyed by (black, white, komi, handicap)),
-``fig7_summary.csv`` (per strong net, λ, handicap and malus: komi, games,
-wins, draws, losses, win rate, 95% Wilson interval, the strong net's mean
-margin and mean winning margin) and ``fig7_recovery.png``. ``--plot_only``
-redraws the PNG from ``fig7_summary.csv``.
+strong net is named ``<name>[l=λ,m=μ]`` for λ > 0; a rerun resumes it,
+``--restart`` replays everything), ``sgf/`` (one SGF per game),
+``conditions.csv`` (the condition of every game, keyed by (black, white,
+komi, handicap)), ``fig7_summary.csv`` (per strong net, λ, handicap and
+malus: komi, games, wins, draws, losses, win rate, 95% Wilson interval, the
+strong net's mean margin and mean winning margin, distinct games; with
+several strong nets also their pooled rows, strong ``S1-S3``),
+``fig7_tests.csv`` (each λ > 0 cell against the same net's λ = 0 cell and
+pooled: Fisher's exact test one-sided (higher) and two-sided, Welch and
+Mann–Whitney on the margins, Holm and BH adjusted p over the pooled and over
+the per-net rows), ``situations.csv`` (with ``--situations_from``) and
+``fig7_recovery.png``. ``--plot_only`` redraws the PNG from
+``fig7_summary.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
 from collections.abc import Sequence
 
 import numpy as np
 
-from experiments import common, matches
+from experiments import common, matches, stat_tables
+from saijax import stats
 
 # 7×7 defaults (module docstring).
 LAMBDAS = (0.0, 0.5, 1.0)
 H1_KOMI, H1_MALUSES = 0.5, (0.0, 1.0)
 H2_KOMI, H2_MALUSES = 13.5, (3.0, 5.0)
 OPPONENT = "zoo:go7-W3"
+POOLED = "S1-S3"  # the pooled strong nets' rows (as in experiments/handicap.py)
+TARGET_RATE, TARGET_BAND = 0.065, (0.03, 0.10)  # the calibrated situations: λ = 0 wins 3-10%
 
 
 def conditions(opponent: str, h1_komi: float, h1_maluses, h2_komi: float, h2_maluses) -> list[matches.Condition]:
@@ -72,6 +97,58 @@ def conditions(opponent: str, h1_komi: float, h1_maluses, h2_komi: float, h2_mal
         *matches.white_conditions("fig7", opponent, 1, [h1_komi - m for m in h1_maluses], base=h1_komi),
         *matches.white_conditions("fig7", opponent, 2, [h2_komi - m for m in h2_maluses], base=h2_komi),
     ]
+
+
+def choose_situations(rows: Sequence[dict], target: float, band: tuple[float, float]) -> list[dict]:
+    """Per handicap kind, the komi at which the strong nets (λ = 0, as White) win about ``target``.
+
+    ``rows`` are Fig. 4 summary rows (``experiments/handicap.py``): the
+    calibration run. The pooled rows (strong ``S1-S3``) are used when there
+    are any, else every row of the one strong net. A measured komi whose
+    rate lies in ``band`` is taken (the one nearest ``target``); else the
+    komi is interpolated linearly between the two measured komis whose rates
+    bracket ``target`` and rounded to a half point (its rate is then only
+    predicted; the λ = 0 games measure it).
+
+    Returns:
+      Per handicap: ``handicap``, ``komi``, ``calibration_rate`` (measured
+      or interpolated), ``calibration_games`` (at that komi, 0 if
+      interpolated) and ``how`` ("measured" or "interpolated").
+
+    Raises:
+      ValueError: no rows, or a handicap whose measured rates never reach
+        ``target`` (the calibration needs harder komis).
+    """
+    rows = [r for r in rows if r["figure"] == "fig4" and r["strong_colour"] == "white"]
+    pooled = [r for r in rows if r["strong"] == POOLED]
+    rows = pooled or rows
+    if len({r["strong"] for r in rows}) > 1:
+        raise ValueError("the calibration has several strong nets and no pooled rows (strong S1-S3)")
+    out = []
+    for h in sorted({int(float(r["handicap"])) for r in rows}):
+        cell = sorted((r for r in rows if int(float(r["handicap"])) == h), key=lambda r: float(r["komi"]))
+        komis = [float(r["komi"]) for r in cell]
+        rates = [float(r["win_rate"]) for r in cell]
+        inside = [r for r in cell if band[0] <= float(r["win_rate"]) <= band[1]]
+        if inside:
+            r = min(inside, key=lambda r: abs(float(r["win_rate"]) - target))
+            out.append(dict(handicap=h, komi=float(r["komi"]), calibration_rate=float(r["win_rate"]),
+                            calibration_games=int(float(r["games"])), how="measured"))  # fmt: skip
+            continue
+        for (k1, r1), (k2, r2) in zip(zip(komis, rates), zip(komis[1:], rates[1:])):
+            if r1 <= target <= r2 and r2 > r1:
+                k = k1 + (target - r1) * (k2 - k1) / (r2 - r1)
+                komi = math.floor(k) + 0.5  # the half point below: komi k lies in [floor, floor + 1)
+                out.append(dict(handicap=h, komi=komi, calibration_rate=target, calibration_games=0,
+                                how="interpolated"))  # fmt: skip
+                break
+        else:
+            measured = ", ".join(f"komi {k:g}: {100 * r:.0f}%" for k, r in zip(komis, rates))
+            raise ValueError(f"H{h}: the calibration's win rates ({measured}) never reach {100 * target:g}%; "
+                             "play it at harder komis")  # fmt: skip
+    if not out:
+        raise ValueError("no Fig. 4 rows of the strong nets as White in the calibration")
+    return out
 
 
 def plot_fig7(rows: Sequence[dict], title: str = ""):
@@ -126,6 +203,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--h1_maluses", default=",".join(f"{v:g}" for v in H1_MALUSES), help="'' skips H1")
     p.add_argument("--h2_komi", type=float, default=None, help="H2's komi at malus 0 (7x7: 13.5)")
     p.add_argument("--h2_maluses", default=",".join(f"{v:g}" for v in H2_MALUSES), help="'' skips H2")
+    p.add_argument(
+        "--situations_from",
+        default=None,
+        help="a calibration's fig4_summary.csv (experiments/handicap.py): play, per handicap, the komi where the "
+        "strong nets at λ = 0 win --target_rate, instead of the --h1/--h2 maluses",
+    )
+    p.add_argument("--target_rate", type=float, default=TARGET_RATE, help="with --situations_from: λ = 0's win rate")
+    p.add_argument("--restart", action="store_true", help="replay every cell (default: resume games.csv)")
     matches.add_match_flags(p, plot_only="redraw the PNG from --outdir's fig7_summary.csv")
     args = p.parse_args(argv)
     if args.h2_komi is None:
@@ -145,17 +230,31 @@ def run(args: argparse.Namespace) -> list[dict]:
     opponent = opponent[0]
     matches.check_names([*strong, opponent])
     lambdas = common.parse_list(args.lambdas)
-    cells = conditions(
-        opponent.name,
-        args.h1_komi,
-        common.parse_list(args.h1_maluses),
-        args.h2_komi,
-        common.parse_list(args.h2_maluses),
-    )
+    if args.situations_from:
+        if not 0 < args.target_rate < 1:
+            raise ValueError(f"--target_rate is a win rate in (0, 1), not {args.target_rate}")
+        chosen = choose_situations(matches.read_summary(args.situations_from), args.target_rate, TARGET_BAND)
+        common.write_csv(common.games_path(args.outdir, "situations.csv"),
+                         [{**r, "source": args.situations_from} for r in chosen])  # fmt: skip
+        print("situations:", "; ".join(f"H{r['handicap']} komi {r['komi']:g} ({r['how']}, "
+                                       f"{100 * r['calibration_rate']:.0f}%)" for r in chosen))  # fmt: skip
+        h1 = [args.h1_komi - r["komi"] for r in chosen if r["handicap"] == 1]
+        h2 = [args.h2_komi - r["komi"] for r in chosen if r["handicap"] == 2]
+    else:
+        h1, h2 = common.parse_list(args.h1_maluses), common.parse_list(args.h2_maluses)
+    cells = conditions(opponent.name, args.h1_komi, h1, args.h2_komi, h2)
     if not cells or not lambdas:
         raise ValueError("no situations or no λ values to play")
     games_path = common.games_path(args.outdir)
-    common.reset_games(games_path)
+    if args.restart:
+        common.reset_games(games_path)
+    per_net = args.games
+    lines = [f"Fig. 7 power (a λ > 0 cell against λ = 0, one-sided α {stat_tables.ALPHA}, power {stat_tables.POWER}):"]
+    for n, label in ((per_net, "per net"), (per_net * len(strong), f"pooled over {len(strong)} strong nets")):
+        lines.append("  " + stat_tables.detectable_line(n, label, (0.03, 0.065, 0.1), "higher"))
+    needed = stats.games_per_arm_needed(0.05, 0.12, stat_tables.ALPHA, stat_tables.POWER, "less")
+    lines.append(f"  the paper's rise from 5% to 12% needs {needed} games per arm")
+    print("\n".join(lines), flush=True)
     t0 = time.time()
     played, agents, base_name = [], {}, {}
     for i, s in enumerate(strong):
@@ -176,6 +275,8 @@ def run(args: argparse.Namespace) -> list[dict]:
                 score_visits=args.score_visits,
                 opening_moves=args.opening_moves,
                 results_path=games_path,
+                sgf_dir=os.path.join(args.outdir, "sgf"),
+                resume=True,
                 log=common.log_lines(args.verbose),
             )
             played.extend(new)
@@ -189,10 +290,47 @@ def run(args: argparse.Namespace) -> list[dict]:
     rows = matches.summary_rows(played, agents)
     for r in rows:
         r["strong"] = base_name[r["strong"]]  # the λ column tells the agents apart
+    if len(strong) > 1:
+        rows += matches.pooled_rows(rows, POOLED)
     common.write_csv(os.path.join(args.outdir, "fig7_summary.csv"), rows, matches.SUMMARY_COLUMNS)
+    common.write_csv(os.path.join(args.outdir, "fig7_tests.csv"), lambda_tests(played, agents, base_name))
     draw(args.outdir, rows)
     print(f"{len(played)} games in {time.time() - t0:.0f}s; wrote {args.outdir}", flush=True)
     return rows
+
+
+def lambda_tests(
+    played: Sequence[matches.Played], agents: dict[str, tuple[float, float]], base_name: dict[str, str]
+) -> list[dict]:
+    """Each λ > 0 cell against the same net's λ = 0 games in the same situation (and pooled over the nets).
+
+    Win rates: Fisher's exact test, one-sided (higher: the paper's
+    recovery) and two-sided. The strong net's margins: Welch and
+    Mann–Whitney, one-sided (larger). Holm and BH adjusted p over the pooled
+    rows and over the per-net rows, each a family.
+    """
+    cells: dict[tuple, list[tuple[int, float]]] = {}
+    nets = {base_name[p.strong] for p in played}
+    for p in played:
+        won = int(p.game.winner == ("black" if p.game.black == p.strong else "white"))
+        margin = float(p.game.margin) if p.game.margin is not None else math.nan
+        margin = margin if p.game.black == p.strong else -margin
+        lam = agents[p.strong][0]
+        c = p.condition
+        for strong in [base_name[p.strong], *([POOLED] if len(nets) > 1 else [])]:
+            cells.setdefault((strong, c.handicap, c.malus, c.komi_white, lam), []).append((won, margin))
+    pooled, per_net = [], []
+    for (strong, h, malus, komi, lam), games in cells.items():
+        base = cells.get((strong, h, malus, komi, 0.0))
+        if lam == 0.0 or base is None:
+            continue
+        row = {"strong": strong, "handicap": h, "malus": malus, "komi": komi, "lambda": lam}
+        row.update(stat_tables.compare_wins(sum(w for w, _ in games), len(games), sum(w for w, _ in base), len(base),
+                                            "greater"))  # fmt: skip
+        row.update(stat_tables.compare_margins([m for _, m in games], [m for _, m in base], "margin_"))
+        (pooled if strong == POOLED else per_net).append(row)
+    columns = ("p_fisher_greater", "p_fisher_two", "margin_p_welch_greater", "margin_p_mw_greater")
+    return [*stat_tables.correct(pooled, *columns), *stat_tables.correct(per_net, *columns)]
 
 
 def draw(outdir: str, rows: Sequence[dict]) -> str:

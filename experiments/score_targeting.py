@@ -33,18 +33,21 @@ strong side's colour. Table 1 pools the strong nets (the paper's "averages
 across the three strong nets"; with equal games per cell the pooled win rate
 is that average, and the pooled mean winning margin weights each net by its
 wins) and compares each agent with λ = μ = 0 against the same opponent with
-the same colour: a one-sided binomial test that the win rate is *lower*
-(``scipy.stats.binomtest(wins, games, p=baseline win rate,
-alternative="less")``, the baseline rate taken as known, as the paper's
-"binomial test for difference smaller than 0") and a one-sided t-test that
-the winning margins are *larger* (``scipy.stats.ttest_ind(agent, baseline,
-alternative="greater")``, Welch's: the agents change the spread of the
-margins, and the paper does not say which t-test it ran). Marks as the
-paper's: ``*`` p < 0.05, ``**`` p < 0.001. Taking the baseline's rate as
-known makes the test degenerate at a baseline of 100% (one loss is then
-``**``): read such rows with the Wilson intervals of ``cells.csv``. The paper's own Table 1 (9×9,
-komi 7.5, 400 games per cell, 1,000 visits, its S1–S3 and W3) is
-:data:`PAPER_TABLE1`, printed and written beside ours, labelled 9×9.
+the same colour, both arms' games counted (two samples): Fisher's exact
+test that the win rate is *lower* (one-sided, ``p_win_rate``; two-sided
+beside it), and that the winning margins are *larger*: Welch's t-test
+(``p_score``; the agents change the spread of the margins, and the paper
+does not say which t-test it ran) and the Mann–Whitney U test
+(``p_score_mw``). Holm and Benjamini–Hochberg adjusted p over the table
+stand beside each raw p. Marks as the paper's, on the raw p: ``*`` p < 0.05,
+``**`` p < 0.001. The paper's own test, a binomial test with the λ = 0 rate
+taken as known (degenerate at a baseline of 100%: one loss is then ``**``),
+is kept as ``p_win_rate_binom_known`` for comparison only. The paper's own
+Table 1 (9×9, komi 7.5, 400 games per cell, 1,000 visits, its S1–S3 and
+W3) is :data:`PAPER_TABLE1`, printed and written beside ours, labelled 9×9.
+``tests.csv`` has the same tests for every cell of both figures, per strong
+net and pooled. Before playing, the script prints the smallest loss of
+win rate its cells can detect (per net and pooled).
 
 From 9×9 to 7×7 (the defaults; every one is a flag):
 
@@ -87,10 +90,16 @@ Outputs in ``--outdir``:
   mean margin, mean winning margin, its standard error and the number of
   wins it averages.
 * ``table1.csv``: Table 1, per threshold, opponent, colour and agent,
-  pooled over the strong nets: games, win rate, Δ win rate and binomial
-  p-value, winning score, Δ score and t-test p-value, marks, and the
-  paper's 9×9 numbers where it has that row (thresholds 50% and 70%,
-  itself and W3).
+  pooled over the strong nets: games, win rate, Δ win rate, the baseline's
+  games and wins, Fisher p (one-sided with Holm and BH, two-sided) and the
+  known-rate binomial p, winning score, Δ score, Welch and Mann–Whitney p
+  with Holm and BH, marks, and the paper's 9×9 numbers where it has that
+  row (thresholds 50% and 70%, itself and W3).
+* ``tests.csv``: every agent's cell against λ = μ = 0 (same strong net or
+  the pooled nets, opponent and colour): wins, games and both arms' rates,
+  Fisher p one-sided (lower) and two-sided, the winning margins' means,
+  Welch and Mann–Whitney p one-sided (larger), each with Holm and BH over
+  the pooled rows and over the per-net rows.
 * ``fig5_score_targeting.png``: one column per opponent, the mean winning
   score above and the win rate below, against the agent (λ, μ), as White
   and as Black (pooled over the strong nets; each net's points faint).
@@ -115,7 +124,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from experiments import common, matches
+from experiments import common, matches, stat_tables
 from saijax import arena, match, players, results, search, stats
 
 # 7×7 defaults (module docstring, "From 9×9 to 7×7").
@@ -206,13 +215,24 @@ TABLE1_COLUMNS = (
     "wins",
     "win_rate",
     "d_win_rate",
+    "base_games",
+    "base_wins",
     "p_win_rate",
+    "p_win_rate_holm",
+    "p_win_rate_bh",
+    "p_win_rate_two",
+    "p_win_rate_binom_known",
     "mark_win_rate",
     "win_margins",
     "score",
     "score_se",
     "d_score",
     "p_score",
+    "p_score_holm",
+    "p_score_bh",
+    "p_score_mw",
+    "p_score_mw_holm",
+    "p_score_mw_bh",
     "mark_score",
     "paper9x9_win_rate",
     "paper9x9_d_win_rate",
@@ -521,17 +541,28 @@ def table1_rows(cells: Sequence[dict]) -> list[dict]:
                     r = base if (lam, mu) == (0.0, 0.0) else by_key.get((opp, colour, lam, mu, t))
                     if r is not None:
                         rows.append(_table1_row(t, opp, paper_opp, colour, lam, mu, r, base))
+    tested = [r for r in rows if (r["lambda"], r["mu"]) != (0.0, 0.0)]
+    stat_tables.correct(tested, "p_win_rate", "p_score", "p_score_mw")
+    for r in rows:
+        for col in ("p_win_rate", "p_score", "p_score_mw"):
+            r.setdefault(f"{col}_holm", math.nan)
+            r.setdefault(f"{col}_bh", math.nan)
     return rows
+
+
+def _successes(row: dict) -> int:
+    return int(math.floor(row["wins"] + 0.5 * row["draws"]))
 
 
 def _table1_row(t, opp, paper_opp, colour, lam, mu, r, base) -> dict:
     is_base = (lam, mu) == (0.0, 0.0)
-    p_win = p_score = math.nan
-    if not is_base:
-        successes = int(math.floor(r["wins"] + 0.5 * r["draws"]))
-        if r["games"] and math.isfinite(base["win_rate"]):
-            p_win = stats.binomial_test(successes, r["games"], base["win_rate"], alternative="less")
-        p_score = stats.welch_t_test(r["_win_margins"], base["_win_margins"], alternative="greater")[1]
+    p_win = p_two = p_known = p_score = p_mw = math.nan
+    if not is_base and r["games"] and base["games"]:
+        wins = stat_tables.compare_wins(_successes(r), r["games"], _successes(base), base["games"], "less")
+        p_win, p_two = wins["p_fisher_less"], wins["p_fisher_two"]
+        p_known = stats.binomial_test(_successes(r), r["games"], base["win_rate"], alternative="less")
+        margins = stat_tables.compare_margins(list(r["_win_margins"]), list(base["_win_margins"]))
+        p_score, p_mw = margins["p_welch_greater"], margins["p_mw_greater"]
     paper = PAPER_TABLE1.get((t, paper_opp, colour, lam, mu))
     return {
         "threshold": t,
@@ -545,13 +576,18 @@ def _table1_row(t, opp, paper_opp, colour, lam, mu, r, base) -> dict:
         "wins": r["wins"],
         "win_rate": 100 * r["win_rate"],
         "d_win_rate": math.nan if is_base else 100 * (r["win_rate"] - base["win_rate"]),
+        "base_games": base["games"],
+        "base_wins": base["wins"],
         "p_win_rate": p_win,
+        "p_win_rate_two": p_two,
+        "p_win_rate_binom_known": p_known,
         "mark_win_rate": stats.significance_mark(p_win),
         "win_margins": r["win_margins"],
         "score": r["mean_win_margin"],
         "score_se": r["win_margin_se"],
         "d_score": math.nan if is_base else r["mean_win_margin"] - base["mean_win_margin"],
         "p_score": p_score,
+        "p_score_mw": p_mw,
         "mark_score": stats.significance_mark(p_score),
         "paper9x9_win_rate": "" if paper is None else paper[0],
         "paper9x9_d_win_rate": "" if paper is None else paper[1],
@@ -596,7 +632,8 @@ def format_table1(rows: Sequence[dict]) -> str:
     lines.append(
         "\nwin % and score (mean winning margin of the strong side) pooled over the strong nets; "
         "Δ against λ = μ = 0 (same opponent and colour); * p < 0.05, ** p < 0.001 "
-        "(binomial test for a lower win rate, Welch t-test for a higher score). "
+        "(raw p: Fisher's exact test for a lower win rate, Welch t-test for a higher score; "
+        "Holm and BH adjusted p in table1.csv). "
         "Right: the paper's Table 1, 9×9 at komi 7.5, where it has the row."
     )
     return "\n".join(lines).lstrip("\n")
@@ -621,17 +658,46 @@ def format_cells(rows: Sequence[dict], strong: str = ALL) -> str:
     return "\n".join(lines)
 
 
+def agent_tests(cells: Sequence[dict]) -> list[dict]:
+    """tests.csv: every agent's cell against λ = μ = 0 of the same strong net, opponent and colour.
+
+    For each strong net and for the pooled rows (``all``), opponent, agent
+    and colour: the win rates and Fisher's exact test, one-sided (lower:
+    the strength loss) and two-sided; the winning margins ("score") and
+    Welch's and the Mann–Whitney test, one-sided (larger: the gain). Holm
+    and BH adjusted p beside each raw p, over the pooled rows and over the
+    per-net rows, each a family.
+    """
+    base = {(r["strong"], r["opponent"], r["strong_colour"]): r for r in cells if _is_plain(r)}
+    pooled, per_net = [], []
+    for r in cells:
+        b = base.get((r["strong"], r["opponent"], r["strong_colour"]))
+        if _is_plain(r) or b is None or not r["games"] or not b["games"]:
+            continue
+        row = {k: r[k] for k in ("strong", "opponent", "lambda", "mu", "threshold", "strong_colour")}
+        row.update(stat_tables.compare_wins(_successes(r), r["games"], _successes(b), b["games"], "less"))
+        row.update(stat_tables.compare_margins(list(r["_win_margins"]), list(b["_win_margins"]), "score_"))
+        (pooled if r["strong"] == ALL else per_net).append(row)
+    columns = ("p_fisher_less", "p_fisher_two", "score_p_welch_greater", "score_p_mw_greater")
+    return [*stat_tables.correct(pooled, *columns), *stat_tables.correct(per_net, *columns)]
+
+
+def _is_plain(row: dict) -> bool:
+    return (row["lambda"], row["mu"], row["threshold"]) == (0.0, 0.0, 0.0)
+
+
 class Tables(NamedTuple):
-    """The experiment's tables: cells.csv's rows and Table 1's (dicts, NaN where undefined)."""
+    """The experiment's tables: cells.csv's rows, Table 1's and the tests' (dicts, NaN where undefined)."""
 
     cells: list[dict]
     table1: list[dict]
+    tests: list[dict]
 
 
 def analyse(games: Sequence[results.GameResult]) -> Tables:
-    """cells.csv's and table1.csv's rows from the games table."""
+    """cells.csv's, table1.csv's and tests.csv's rows from the games table."""
     cells = cell_rows(outcomes(games))
-    return Tables(cells, table1_rows(cells))
+    return Tables(cells, table1_rows(cells), agent_tests(cells))
 
 
 # --------------------------------------------------------------------------
@@ -832,6 +898,11 @@ def run(args: argparse.Namespace) -> Tables:
     cells = plan_cells(
         [s.name for s in strong], [w.name for w in weak], figures=figures, fig5_agents=fig5, fig6_agents=fig6
     )
+    half, pooled = args.games // 2, args.games // 2 * len(strong)
+    print(f"power (a cell against λ = μ = 0, one colour, Fisher, one-sided α {stat_tables.ALPHA}, "
+          f"power {stat_tables.POWER}):", flush=True)  # fmt: skip
+    for n, label in ((half, "per net"), (pooled, f"pooled over {len(strong)} strong nets")):
+        print("  " + stat_tables.detectable_line(n, label, (0.5, 0.7, 0.95)), flush=True)
     scorer = None
     if args.resign_threshold is not None:
         name, spec = common.parse_nets(args.scorer)[0] if args.scorer else (None, common.parse_nets(args.strong)[0][1])
@@ -888,6 +959,8 @@ def write_tables(outdir: str) -> Tables:
     tables = analyse(games)
     common.write_csv(os.path.join(outdir, "cells.csv"), tables.cells, CELL_COLUMNS, digits=4)
     common.write_csv(os.path.join(outdir, "table1.csv"), tables.table1, TABLE1_COLUMNS, digits=4)
+    if tables.tests:
+        common.write_csv(os.path.join(outdir, "tests.csv"), tables.tests, digits=6)
     draw(outdir, tables.cells)
     return tables
 

@@ -18,8 +18,10 @@ measured, on games played out to the count (nobody resigns):
   Tromp–Taylor margins of their wins are compared with Welch's t-test
   against the first condition (one-sided: larger margins), scipy.stats.
 * **Point-losing moves.** In every won game, every position is scored by a
-  fixed scorer (``--scorer``, the strong net at λ = μ = 0; the median of
-  α + k over a ``--score_visits`` search, the papers' estimator). A move of
+  fixed judge (``--scorer``, at λ = μ = 0; the median of α + k over a
+  ``--score_visits`` search, the papers' estimator). The judge must not be
+  one of the compared nets (a net judging its own moves agrees with
+  itself): by default another strong net of the zoo, go7-S2. A move of
   the winner "loses points" when the scorer's estimate from the winner's
   side drops by more than ``--loss`` (1) point over that move (the final
   position is scored by its count); the ``--opening_moves`` random opening
@@ -58,7 +60,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--agents", default="0:0,1:0", help="comma list of lambda:mu for the SAI net")
     p.add_argument("--winrate_net", default="", help="[NAME=]SPEC of a winrate-head net of similar strength")
     p.add_argument("--opponent", default="zoo:go7-W3", help="[NAME=]SPEC of the weak opponent")
-    p.add_argument("--scorer", default="zoo:go7-S1", help="the fixed scorer (λ = μ = 0)")
+    p.add_argument(
+        "--scorer", default="zoo:go7-S2", help="the fixed judge (λ = μ = 0): a net that is not one of the compared"
+    )
     p.add_argument("--komi", type=float, default=9.5)
     p.add_argument("--score_visits", type=int, default=64)
     p.add_argument("--loss", type=float, default=1.0, help="points a move must lose to count")
@@ -67,6 +71,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.games < 1 or args.visits < 1 or args.score_visits < 1:
         p.error("--games, --visits and --score_visits must be >= 1")
+    scorer = common.parse_nets(args.scorer)[0][1] if args.scorer else ""
+    compared = {spec for _, spec in common.parse_nets(",".join(x for x in (args.strong, args.winrate_net) if x))}
+    if scorer in compared:
+        p.error(f"--scorer {args.scorer!r} is one of the compared nets; the judge of point-losing moves must be "
+                "independent of them (another net, e.g. zoo:go7-S2)")  # fmt: skip
     for item in common.parse_list(args.agents, str):
         lam, sep, mu = item.partition(":")
         try:

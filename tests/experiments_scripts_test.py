@@ -19,7 +19,7 @@ import pytest
 from experiments import common
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-LIBRARIES = {"__init__", "common", "matches"}
+LIBRARIES = {"__init__", "common", "matches", "stat_tables"}
 SCRIPTS = sorted(p.stem for p in (REPO / "experiments").glob("*.py") if p.stem not in LIBRARIES)
 # The twelve experiment scripts (besides others, e.g. reanalysis.py, with their own tests).
 EXPERIMENTS = (
@@ -142,23 +142,37 @@ def test_a_missing_table_is_one_error_line(tmp_path, capsys):
 
 def test_handicap_and_recovery_run(tmp_path):
     common_flags = [*NETS, "--games=2", "--score_visits=2", "--weak=W=uniform"]
-    _run("handicap", *common_flags, "--strong=S=uniform", "--komi=0.5", "--maluses=0", "--h1_komis=0.5",
-         "--h2_komis=", "--outdir", tmp_path / "h")  # fmt: skip
+    argv = [*common_flags, "--strong=S=uniform", "--komi=0.5", "--maluses=0", "--target_rates=0.5", "--h1_komis=0.5",
+            "--h2_komis=", "--outdir", tmp_path / "h"]  # fmt: skip
+    _run("handicap", *argv)
     assert {"games.csv", "conditions.csv", "fig3_summary.csv", "fig4_summary.csv", "start_positions.csv",
-            "fig3_handicap_by_komi.png", "fig4_handicap_by_stones.png"} <= set(_files(tmp_path / "h"))  # fmt: skip
+            "maluses.csv", "fig3_tests.csv", "fig3_handicap_by_komi.png",
+            "fig4_handicap_by_stones.png"} <= set(_files(tmp_path / "h"))  # fmt: skip
     fig3 = common.read_csv(tmp_path / "h" / "fig3_summary.csv", text=("figure", "strong", "opponent", "strong_colour"))
     assert {r["opponent"] for r in fig3} == {"itself", "W"} and all(r["games"] in (1, 2) for r in fig3)
+    chosen = common.read_csv(tmp_path / "h" / "maluses.csv", text=("opponent",))
+    assert {r["opponent"] for r in chosen} == {"itself", "W"} and all(r["margins"] == 2 for r in chosen)
+    assert {r["malus"] for r in fig3} == {0.0} | {r["malus"] for r in chosen}
+    games = (tmp_path / "h" / "games.csv").read_text()
+    _run("handicap", *argv)  # a rerun resumes every cell: nothing is played again
+    assert (tmp_path / "h" / "games.csv").read_text() == games
     os.remove(tmp_path / "h" / "fig3_handicap_by_komi.png")
     _run("handicap", "--plot_only", "--outdir", tmp_path / "h")
     assert (tmp_path / "h" / "fig3_handicap_by_komi.png").exists()
-    _run("recovery", *NETS, "--games=2", "--score_visits=2", "--strong=S=uniform", "--opponent=W=uniform",
-         "--lambdas=0.5,1", "--mu=0.25", "--h1_maluses=0", "--h2_maluses=", "--outdir", tmp_path / "r")  # fmt: skip
+    argv = [*NETS, "--games=2", "--score_visits=2", "--strong=S=uniform", "--opponent=W=uniform",
+            "--lambdas=0,1", "--mu=0", "--h1_maluses=0", "--h2_maluses=", "--outdir", tmp_path / "r"]  # fmt: skip
+    _run("recovery", *argv)
     rows = common.read_csv(tmp_path / "r" / "fig7_summary.csv")
     assert (
-        sorted(float(r["lambda"]) for r in rows) == [0.5, 1.0]
-        and {r["mu"] for r in rows} == {"0.25"}
+        sorted(float(r["lambda"]) for r in rows) == [0.0, 1.0]
+        and {float(r["mu"]) for r in rows} == {0.0}
         and (tmp_path / "r" / "fig7_recovery.png").exists()
     )
+    tests = common.read_csv(tmp_path / "r" / "fig7_tests.csv")
+    assert [(float(r["lambda"]), int(r["games"]), int(r["base_games"])) for r in tests] == [(1.0, 2, 2)]
+    games = (tmp_path / "r" / "games.csv").read_text()
+    _run("recovery", *argv)  # resumed: nothing is played again
+    assert (tmp_path / "r" / "games.csv").read_text() == games
 
 
 def test_score_targeting_runs_and_resumes(tmp_path, capsys):
@@ -179,7 +193,7 @@ def test_score_estimation_run(tmp_path):
 
 
 def test_suboptimal_moves_run(tmp_path):
-    _run("suboptimal_moves", *NETS, "--games=2", "--strong=S=uniform", "--opponent=W=uniform", "--scorer=uniform",
+    _run("suboptimal_moves", *NETS, "--games=2", "--strong=S=uniform", "--opponent=W=uniform", "--scorer=random",
          "--agents=0:0", "--score_visits=2", "--komi=0.5", "--opening_moves=0", "--outdir", tmp_path)  # fmt: skip
     assert {"games.csv", "moves.csv", "summary.csv", "suboptimal_moves.png"} <= set(_files(tmp_path))
 
@@ -244,3 +258,16 @@ def test_gnugo_scripts_run(name, argv, outputs, tmp_path, monkeypatch):
         monkeypatch.setenv("PATH", os.environ["PATH"] + os.pathsep + "/usr/games")
     _run(name, *NETS, "--level=1", *argv, "--outdir", tmp_path)
     assert outputs <= set(_files(tmp_path))
+
+
+@pytest.mark.slow
+def test_score_stability_runs_and_resumes(tmp_path, capsys):
+    argv = [*NETS, "--games=2", "--strong=S=uniform", "--opponents=W=uniform", "--scorer=uniform", "--score_visits=1,2",
+            "--continuation_visits=2", "--resign_threshold=0.9", "--outdir", tmp_path]  # fmt: skip
+    _run("score_stability", *argv)
+    assert {"games.csv", "positions.csv", "resign_points.csv", "summary.csv", "tests.csv",
+            "score_stability.png"} <= set(_files(tmp_path))  # fmt: skip
+    summary = common.read_csv(tmp_path / "summary.csv", text=("estimator",))
+    assert [r["estimator"] for r in summary] == ["root α", "median 1", "median 2"]
+    _run("score_stability", *argv)
+    assert "2 games already played" in capsys.readouterr().out
