@@ -369,7 +369,12 @@ def _keep_complete(path: str, games: int, key_of: Callable[[results.GameResult],
     for k in keys:
         counts[k] = counts.get(k, 0) + 1
     done = {k for k, n in counts.items() if n >= games}
-    kept = [g for g, k in zip(rows, keys) if k in done]
+    rewrite_games(path, [g for g, k in zip(rows, keys) if k in done])
+    return done
+
+
+def rewrite_games(path: str, kept: Sequence[results.GameResult]) -> None:
+    """Replaces the games table ``path`` by the rows ``kept`` (written aside, then renamed; none: removed)."""
     tmp = path + ".keep" + os.path.splitext(path)[1]
     reset_games(tmp)
     results.append_results(tmp, kept)
@@ -378,7 +383,6 @@ def _keep_complete(path: str, games: int, key_of: Callable[[results.GameResult],
     else:
         reset_games(tmp)
         reset_games(path)
-    return done
 
 
 def play_cells(

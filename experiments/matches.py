@@ -253,15 +253,7 @@ def _resume_conditions(
             todo.append(c)
             drop.update(keys)
     if any(_game_key(g) in drop for g in rows):
-        kept = [g for g in rows if _game_key(g) not in drop]
-        tmp = path + ".keep" + os.path.splitext(path)[1]
-        common.reset_games(tmp)
-        results.append_results(tmp, kept)
-        if kept:
-            os.replace(tmp, path)
-        else:
-            common.reset_games(tmp)
-            common.reset_games(path)
+        common.rewrite_games(path, [g for g in rows if _game_key(g) not in drop])
     return done, todo
 
 

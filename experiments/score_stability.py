@@ -195,8 +195,7 @@ def play_games(args, strong: players.Player, opponents: list[players.Player]) ->
             continue
         if mine:  # a cut-short match: played again whole
             kept = [g for g in kept if g not in mine]
-            common.reset_games(path)
-            results.append_results(path, kept)
+            common.rewrite_games(path, kept)
         t0 = time.time()
         settings = match.MatchSettings(
             games=args.games,
