@@ -1,8 +1,10 @@
-"""Position control against GNU Go: win rate, margin and naturalness per method ([PosCtl] §5, §7).
+"""Position control against GNU Go or a weaker net: win rate, margin and naturalness per method ([PosCtl] §5, §7).
 
     python experiments/position_control.py --outdir=experiments/results/go7_position_control
     python experiments/position_control.py --net=zoo:go7-S1 --level=10 --games=16 --visits=128 \\
         --methods=none,naive,A,B,C:1,C:2.5,endgame:2,endgame:5 --outdir=/tmp/position_control
+    python experiments/position_control.py --net=zoo:go7-S1 --opponent=zoo:go7-W3 --games=214 --visits=128 \\
+        --methods=none,naive,B,C:1,C:2.5,endgame:2,endgame:5 --endgame_starts=107 --outdir=/tmp/pc_w3
     python experiments/position_control.py --outdir=/tmp/position_control --summarize_only
 
 Paper: Shi, Fan, Li, Hsueh and Ikeda, "Position control and production of
@@ -19,10 +21,21 @@ Ray's last move was 2.33 ± 0.06 for ABC25 against 3.16 ± 0.10 for A15
 starts, with 8.5% of its moves below prior 0.05 (Table 7).
 
 Here the strong engine is the zoo's strongest 7×7 net (``zoo:go7-S1``) and
-the weaker player GNU Go 3.8 at ``--level`` (10 by default, which the
-uncontrolled net beats clearly at these settings), never resigning: every
+the weaker player (``--opponent``) either GNU Go 3.8 at ``--level`` (10 by
+default; ``gnugo``, the default, or ``gnugo:LEVEL``) or a net
+(``[NAME=]SPEC``, e.g. ``zoo:go7-W3``, searching as the player flags say,
+or as their ``--opponent_`` twins say where given). Nobody resigns: every
 game is played out and counted Tromp–Taylor, colours alternating (the net is
-Black in even-numbered games). Each condition of ``--methods`` is a method of
+Black in even-numbered games). Against GNU Go the games are played one at a
+time over GTP (:func:`saijax.gtp_match.play_gtp_match`); against a net, in
+lockstep (:func:`saijax.arena.play_match`), the controlled net being a
+:class:`saijax.players.Player` with its method as ``control``. Play is
+deterministic by default (Gumbel search at ``gumbel_scale`` 0, the search's
+best move; the win-rate methods' PUCT without Dirichlet noise, temperature
+0), so games differ through the colours and ``--opening_moves`` random
+opening moves, the same for both games of a colour pair and for every
+condition (default 4 against a net, 0 against GNU Go, whose own random seed
+varies its play). Each condition of ``--methods`` is a method of
 :mod:`saijax.control` and its parameter:
 
 * ``none``: the net's own move (its default Gumbel search);
@@ -33,8 +46,31 @@ Black in even-numbered games). Each condition of ``--methods`` is a method of
   distance weights (and for C Method C's naturalness term, α = 0.25), the
   gentleness c after the colon (default 2.5; C:2.5 is Leela_ABC25);
 * ``endgame[:γ]``: Algorithm 1 with SAI's score lead α + k, γ after the colon
-  (default 5), applied from the first move (the paper starts it from chosen
-  endgame positions; a 7×7 game is short, all middle game and endgame).
+  (default 5), applied from the first move, or with ``--endgame_starts`` from
+  near-even endgame positions as in the paper (below).
+
+**The dominance check.** The paper's setting is an engine that wins every
+game uncontrolled. The ``none`` condition checks it: its row states whether
+the net's win rate is shown to be above 95% (``dominant``: "yes" when the
+one-sided exact binomial test against 95% gives p < 0.05, "no" when the
+opposite one-sided test shows it below 95%, "unclear" otherwise; beside the
+95% Wilson interval), and the script prints a warning when it is not "yes":
+then a controlled rate near ½ is not the paper's measurement.
+
+**Endgame starts** (``--endgame_starts N``, [PosCtl] §7.3). First N start
+positions are made: the strong net, uncontrolled, plays the opponent (or,
+against GNU Go, a copy of itself) in lockstep, with random opening moves
+(``--opening_moves``, at least 4), and the position at ply ``--endgame_ply``
+(24 by default, about 60% of a 7×7 game) of each game still running is kept
+when the strong net's own score lead α + k for the side to move (the median
+over the nodes of a search at its visits, the estimate SAI scores
+resignations with) is within ``--endgame_band`` (3) points of 0; duplicates
+are dropped, rounds of 2N games are played until N are kept (at most 8).
+The starts go to ``endgame_starts.csv`` (reused by a rerun). Then each
+``endgame[:γ]`` condition, and ``none`` as its baseline, is played from them
+(``MatchSettings.start_moves``): every start twice, the net Black in one
+game and White in the other, 2N games, labelled ``endgame:5@starts`` and
+``none@starts``. Their naturalness counts only the moves after the start.
 
 **From 13×13 and 16,000 simulations to 7×7.** The paper's Leela searched
 16,000 simulations over 13×13's 170 actions, about 94 per action, and
@@ -51,32 +87,60 @@ on 7×7 two random points are on average 3.3 apart (5.9 on 13×13), so the
 paper's numbers are compared by their order (controlled B/C nearer the
 opponent's last move than the uncontrolled net or Method A), not their
 values. The paper's "2nd–60th moves" window is a whole 7×7 game (about 45
-moves), so every move is counted. Komi is 9.5 (fair komi 9 plus the half
-point that rules out draws); ``--black_komi``/``--white_komi`` set it per
-colour of the net. Human reviewers are replaced by the automated count of
-Table 7: moves whose prior under the uncontrolled net is below 0.05.
+moves), so every move of the net's own is counted (not random opening moves
+or a start position's). Komi is 9.5 (fair komi 9 plus the half point that
+rules out draws); ``--black_komi``/``--white_komi`` set it per colour of the
+net. Human reviewers are replaced by the automated count of Table 7: moves
+whose prior under the uncontrolled net is below 0.05.
+
+**Statistics** (:mod:`saijax.stats`, :mod:`experiments.stat_tables`).
+Before playing, the script prints the games per condition a TOST needs to
+show a rate within ½ ± ``--equivalence_margin`` (0.10) when the true rate is
+½ (each one-sided test at α 0.05, power 0.8, by the exact binomial power,
+in colour pairs; 214 at ±0.10), the power of this run's game counts, the
+fall from 95% a one-sided Fisher test against ``none`` detects (arcsine
+approximation), and the wins the dominance test needs. In the summary each
+condition has the TOST of its rate against ½ ± margin (two one-sided exact
+binomial tests, ``scipy.stats.binomtest``, p the larger), the two-sample
+tests against its baseline (``none``, or ``none@starts`` for the conditions
+played from the starts), and Holm and Benjamini–Hochberg adjusted p beside
+each over the controlled conditions (``none`` and ``none@starts`` are
+baselines, not in the family).
 
 Outputs in ``--outdir``:
 
-* ``conditions/<label>.csv``: one row per game of a condition (colour, komi,
-  winner, the net's margin, its moves, unnatural moves, its mean distance to
-  GNU Go's last move, GNU Go's to the net's, the SGF path); a condition
-  whose file exists is skipped, so a killed run resumes and shards with
-  disjoint ``--methods`` can share an outdir;
+* ``conditions/<label>.csv``: one row per game of a condition (the
+  opponent, the controlled net's visits, search algorithm and root noise,
+  the random opening moves, the start position's index and the first ply
+  counted as the net's own, colour, komi, winner, the net's margin, its
+  moves, unnatural moves, its mean distance to the opponent's last move, the
+  opponent's to the net's, the SGF path); a condition whose file exists is
+  skipped, so a killed run resumes and shards with disjoint ``--methods``
+  can share an outdir;
 * ``games.csv``: all conditions' game rows together;
-* ``summary.csv``: per condition: games, wins, win rate with its 95% Wilson
+* ``endgame_starts.csv`` (with ``--endgame_starts``): the starts: index,
+  ply, side to move, the strong net's α + k for it and the visits of the
+  search that estimated it, komi, the game they come from and its moves as
+  GTP coordinates;
+* ``summary.csv``: per condition: the opponent, visits, algorithm, noise,
+  random opening moves and start; games, wins, win rate with its 95% Wilson
   interval, mean and standard deviation of the net's margin, mean |margin|,
   unnatural moves per game and the mean distance (each with a 95% normal
-  interval over games), and two tests from ``scipy.stats`` against the
-  uncontrolled condition: Fisher's exact test that the condition wins less
-  often (one-sided), and whether its win rate is closer to ½ (a one-sided
-  test on |rate − ½|, by a normal approximation to the difference of the
-  two distances from ½), with the exact binomial test of the rate against ½;
+  interval over games); for ``none`` the dominance check (``dominant``,
+  ``p_above_95`` and ``p_below_95``, the one-sided exact binomial tests
+  against 95%); ``p_tost`` (equivalence to ½ ± margin) with its Holm and BH
+  columns; against the baseline, Fisher's exact test that the condition
+  wins less often (one-sided, ``p_fewer_wins``) and whether its win rate is
+  closer to ½ (``p_closer_to_half``, a one-sided test on |rate − ½| by a
+  normal approximation to the difference of the two distances from ½), each
+  with Holm and BH columns; and the exact binomial test of the rate against
+  ½ (``p_rate_is_half``);
 * ``position_control.png``: win rate, margin, unnatural moves and distance
   per condition.
 
 ``--summarize_only`` rebuilds ``games.csv``, the summary and the PNG from the
-condition files.
+condition files (older files, with ``gnugo_`` distance columns, are read
+too).
 """
 
 from __future__ import annotations
@@ -87,31 +151,45 @@ import math
 import os
 import time
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-from experiments import common
-from saijax import control, gtp_match, match, player_cli, players, results, sgf, stats
+from experiments import common, stat_tables
+from saijax import arena, control, go, gtp_match, match, player_cli, players, results, sgf, stats
 
 METHODS = "none,naive,A,B,C:1,C:2.5,endgame:2,endgame:5"
+DOMINANCE_RATE = 0.95  # the uncontrolled net should win at least this often (the paper's won every game)
+STARTS = "@starts"  # the label suffix of conditions played from the endgame starts
+START_OPENING_MOVES = 4  # the fewest random opening moves of the games that make the endgame starts
+START_ROUNDS = 8  # the most rounds of 2N games played to find N endgame starts
 GAME_COLUMNS = tuple(
-    "condition method param game net_colour komi winner net_result net_margin moves net_moves "
-    "unnatural mean_distance distance_moves gnugo_mean_distance gnugo_distance_moves sgf".split()
+    "condition method param opponent visits algorithm noise opening_moves start first_ply game net_colour komi "
+    "winner net_result net_margin moves net_moves unnatural mean_distance distance_moves opponent_mean_distance "
+    "opponent_distance_moves sgf".split()
 )
 SUMMARY_COLUMNS = tuple(
-    "condition method param games wins draws win_rate wilson_lo wilson_hi mean_margin sd_margin "
-    "mean_abs_margin unnatural_per_game unnatural_ci distance distance_ci gnugo_distance "
-    "p_fewer_wins p_closer_to_half p_rate_is_half".split()
+    "condition method param opponent visits algorithm noise opening_moves start games wins draws win_rate "
+    "wilson_lo wilson_hi mean_margin sd_margin mean_abs_margin unnatural_per_game unnatural_ci distance "
+    "distance_ci opponent_distance dominant p_above_95 p_below_95 p_tost p_tost_holm p_tost_bh p_fewer_wins "
+    "p_fewer_wins_holm p_fewer_wins_bh p_closer_to_half p_closer_to_half_holm p_closer_to_half_bh "
+    "p_rate_is_half".split()
 )
+START_COLUMNS = tuple("start ply to_play score_lead visits komi black white seed game moves".split())
+# Condition files written before the opponent could be a net.
+_OLD_COLUMNS = {"gnugo_mean_distance": "opponent_mean_distance", "gnugo_distance_moves": "opponent_distance_moves"}
+_CORRECTED = ("p_tost", "p_fewer_wins", "p_closer_to_half")
 
 
 @dataclasses.dataclass(frozen=True)
 class Condition:
-    """One row of the table: a method and its parameter."""
+    """One row of the table: a method and its parameter, from the empty board or the endgame starts."""
 
-    label: str  # e.g. "C:2.5"
+    label: str  # e.g. "C:2.5", "endgame:5@starts"
     method: str  # "none" or one of control.METHODS
     param: float | None  # gentleness c (B, C) or γ (endgame)
     config: control.ControlConfig | None
+    starts: bool = False  # played from the endgame starts
 
 
 def parse_conditions(text: str, *, target_winrate: float = 0.5) -> list[Condition]:
@@ -148,13 +226,28 @@ def parse_conditions(text: str, *, target_winrate: float = 0.5) -> list[Conditio
     return out
 
 
+def with_endgame_starts(conditions: list[Condition]) -> list[Condition]:
+    """The conditions with the endgame ones moved to the endgame starts, after ``none@starts``, their baseline."""
+    endgame = [c for c in conditions if c.method == "endgame"]
+    if not endgame:
+        raise ValueError("--endgame_starts plays the endgame conditions from the starts: list one in --methods")
+    baseline = Condition("none" + STARTS, "none", None, None, starts=True)
+    moved = [dataclasses.replace(c, label=c.label + STARTS, starts=True) for c in endgame]
+    return [c for c in conditions if c.method != "endgame"] + [baseline, *moved]
+
+
+def baseline_label(label: str) -> str:
+    """The uncontrolled condition a condition is tested against: ``none``, or ``none@starts`` from the starts."""
+    return "none" + STARTS if label.endswith(STARTS) else "none"
+
+
 def controlled_player(base: players.Player, condition: Condition) -> players.Player:
     """The net with the condition's method and the search it wants.
 
     The endgame method reads its top 20 moves' score leads, so its Gumbel
     search considers 20 moves (module docstring of :mod:`saijax.control`).
     """
-    name = f"{base.name}[{condition.label}]" if condition.config is not None else base.name
+    name = f"{base.name}[{condition.label.removesuffix(STARTS)}]" if condition.config is not None else base.name
     if condition.config is None:
         return base.replace(name=name)
     config = base.config
@@ -165,27 +258,294 @@ def controlled_player(base: players.Player, condition: Condition) -> players.Pla
     return base.replace(name=name, control=condition.config, config=condition.config.search_config(config))
 
 
+def search_columns(player: players.Player) -> dict:
+    """A player's search as table columns: visits, algorithm (with its root width or c) and root noise."""
+    cfg = player.config
+    if cfg.algorithm == "gumbel":
+        algorithm = f"gumbel m={cfg.max_num_considered_actions}"
+        noise = "none" if cfg.gumbel_scale == 0 else f"gumbel_scale={cfg.gumbel_scale:g}"
+    else:
+        algorithm = f"{cfg.algorithm} c={cfg.c_puct:g}"
+        parts = [f"dirichlet_fraction={cfg.dirichlet_fraction:g}"] if cfg.dirichlet_fraction > 0 else []
+        parts += [f"temperature={cfg.temperature:g}"] if cfg.temperature > 0 else []
+        noise = ",".join(parts) or "none"
+    return {"visits": cfg.num_simulations, "algorithm": algorithm, "noise": noise}
+
+
+# --------------------------------------------------------------------------
+# The opponent.
+
+
+@dataclasses.dataclass(frozen=True)
+class Opponent:
+    """The weaker player: GNU Go at a level (``player`` None) or a net."""
+
+    label: str  # in tables: "gnugo-l10 (never resigns)", "go7-W3: 128 visits gumbel m=16, noise none"
+    name: str  # in the games' results and SGFs
+    player: players.Player | None = None
+    level: int | None = None
+
+
+def gnugo_level(spec: str, level: int) -> int | None:
+    """GNU Go's level if ``--opponent`` names it (``gnugo`` at ``level``, or ``gnugo:LEVEL``), else None."""
+    spec = str(spec).strip()
+    if spec == "gnugo":
+        return int(level)
+    if spec.startswith("gnugo:"):
+        text = spec.partition(":")[2].strip()
+        if not text.isdigit() or not 0 <= int(text) <= 10:
+            raise ValueError(f"--opponent={spec}: gnugo:LEVEL needs an integer level 0..10")
+        return int(text)
+    if player_cli.is_engine(spec):
+        raise ValueError(f"--opponent={spec}: the opponent is gnugo, gnugo:LEVEL or a net [NAME=]SPEC")
+    return None
+
+
+def load_opponent(args, base: players.Player) -> Opponent:
+    """The opponent of ``--opponent``: GNU Go, or a net playing as the ``--opponent_`` player flags say."""
+    level = gnugo_level(args.opponent, args.level)
+    if level is not None:
+        return Opponent(f"gnugo-l{level} (never resigns)", f"gnugo-l{level}", level=level)
+    nets = common.parse_nets(args.opponent)
+    if len(nets) != 1:
+        raise ValueError(f"--opponent={args.opponent}: one net, [NAME=]SPEC")
+    options = player_cli.options_from_args(args, "opponent_", fallback=common.player_options(args))
+    (net,) = common.load_nets(nets, board_size=args.board_size, options=options, seed=args.seed + 1)
+    if net.name == base.name or net.name.startswith(base.name + "["):
+        net = net.replace(name=net.name + "-copy")
+    s = search_columns(net)
+    return Opponent(f"{net.name}: {s['visits']} visits {s['algorithm']}, noise {s['noise']}", net.name, player=net)
+
+
+def opening_moves(args) -> int:
+    """The random opening moves per colour pair: ``--opening_moves``, else 4 against a net and 0 against GNU Go."""
+    if args.opening_moves is not None:
+        return int(args.opening_moves)
+    return 0 if gnugo_level(args.opponent, args.level) is not None else 4
+
+
+def play_games(
+    player: players.Player, opponent: Opponent, settings: match.MatchSettings, timeout: float
+) -> list[results.GameResult]:
+    """A match of ``player`` (side A) against the opponent: over GTP against GNU Go, in lockstep against a net."""
+    if opponent.player is None:
+        argv = player_cli.engine_argv(f"gnugo:{opponent.level}", never_resign=True)
+        return gtp_match.play_gtp_match(player, argv, settings, engine_name=opponent.name, timeout=timeout)
+    return arena.play_match(player, opponent.player, settings)
+
+
+# --------------------------------------------------------------------------
+# Endgame starts (§7.3).
+
+
+def _batched(states: list[go.GoState]) -> go.GoState:
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *states)
+
+
+def endgame_candidates(
+    strong: players.Player,
+    opponent: players.Player,
+    *,
+    games: int,
+    ply: int,
+    komi_black: float,
+    komi_white: float,
+    opening: int,
+    seed: int,
+    sgf_dir: str,
+) -> list[dict]:
+    """One round of candidate starts: the position at ``ply`` of each of ``games`` games and the strong net's lead.
+
+    ``strong`` (side A, Black in even games, komi ``komi_black`` then, else
+    ``komi_white``) and ``opponent`` play ``games`` games in lockstep from
+    ``opening`` random opening moves; each game that goes on past ``ply``
+    gives its position there and the strong net's score lead α + k for the
+    side to move (the median over a search of its visits,
+    :func:`saijax.match.score_estimates`). A game that ended sooner gives a
+    row with ``score_lead`` NaN.
+
+    Returns:
+      Rows: ``ply``, ``to_play`` ("black"/"white"), ``score_lead`` (from a
+      search of ``visits``), ``visits``, ``komi``,
+      ``black``, ``white``, ``seed``, ``game``, ``moves`` (the first ``ply``
+      actions) and ``length`` (the whole game's moves).
+    """
+    a_black = match.MatchSettings(games=games).side_a_black()
+    settings = match.MatchSettings(
+        games=games,
+        komi=tuple(komi_black if a else komi_white for a in a_black),
+        seed=seed,
+        score_visits=None,
+        opening_moves=opening,
+        sgf_dir=sgf_dir,
+    )
+    played = arena.play_match(strong, opponent, settings)
+    rules = settings.rules(strong.board_size)
+    rows, states = [], []
+    for g in played:
+        record = sgf.read_sgf(g.sgf, check=False)  # no replay: the arena wrote it
+        row = dict(ply=ply, komi=g.komi, black=g.black, white=g.white, seed=seed, game=g.game, length=g.moves)
+        row["visits"] = strong.config.num_simulations
+        row.update(moves=tuple(record.moves[:ply]), to_play="", score_lead=math.nan)
+        if len(record.moves) > ply:
+            states.append((len(rows), sgf.replay(record, rules=rules)[ply]))
+        rows.append(row)
+    if states:
+        batch = _batched([s for _, s in states])
+        ids = jnp.asarray([rows[i]["game"] for i, _ in states], jnp.int32)
+        keys = match.score_keys(jax.random.PRNGKey(seed), ids, ply)
+        k = len(states)
+        estimate = match.score_estimates(
+            strong, rules, batch, np.arange(k), keys, strong.config.num_simulations, 1 << (k - 1).bit_length()
+        )
+        to_play = np.asarray(jax.device_get(batch.to_play))
+        for (i, _), est, colour in zip(states, estimate, to_play):
+            rows[i]["to_play"] = "black" if colour > 0 else "white"
+            rows[i]["score_lead"] = float(est) * float(colour)  # Black-minus-White → the side to move's
+    return rows
+
+
+def choose_starts(candidates: list[dict], *, band: float, count: int) -> list[dict]:
+    """The first ``count`` distinct candidates whose |score lead| for the side to move is below ``band``.
+
+    Candidates from games that ended before their ply (lead NaN) and those
+    at or beyond the band are dropped; so is a position already chosen (the
+    same moves). The chosen rows get their index in ``start``.
+    """
+    chosen, seen = [], set()
+    for c in candidates:
+        lead = float(c["score_lead"])
+        if not math.isfinite(lead) or abs(lead) >= band or tuple(c["moves"]) in seen:
+            continue
+        seen.add(tuple(c["moves"]))
+        chosen.append({**c, "start": len(chosen)})
+        if len(chosen) == count:
+            break
+    return chosen
+
+
+def _start_row(rules: go.GoRules, start: dict) -> dict:
+    return {
+        **start,
+        "score_lead": round(float(start["score_lead"]), 3),
+        "moves": " ".join(go.to_gtp(rules, a) for a in start["moves"]),
+    }
+
+
+def read_starts(path: str, board_size: int) -> list[dict]:
+    """The starts of ``endgame_starts.csv``, their moves as actions."""
+    rules = go.GoRules(board_size)
+    out = []
+    for r in common.read_csv(path):
+        moves = tuple(go.from_gtp(rules, v) for v in r["moves"].split())
+        out.append(
+            {**r, "start": int(r["start"]), "ply": int(r["ply"]), "score_lead": float(r["score_lead"]), "moves": moves}
+        )
+    return out
+
+
+def endgame_starts(base: players.Player, opponent: Opponent, args) -> list[dict]:
+    """``--endgame_starts`` near-even positions at ``--endgame_ply``: read from ``endgame_starts.csv``, or made.
+
+    Against a net the strong net plays it; against GNU Go, a copy of itself
+    (module docstring). Rounds of 2N games (seeds ``--seed`` + 1000 + r) are
+    played until N starts are found, at most :data:`START_ROUNDS`.
+
+    Raises:
+      ValueError: the file holds other starts than the flags ask for, or
+        fewer than N were found.
+    """
+    count, ply, band = int(args.endgame_starts), int(args.endgame_ply), float(args.endgame_band)
+    path = os.path.join(args.outdir, "endgame_starts.csv")
+    if os.path.exists(path) and not args.overwrite:
+        starts = read_starts(path, base.board_size)
+        if len(starts) < count or any(s["ply"] != ply or abs(s["score_lead"]) >= band for s in starts):
+            raise ValueError(
+                f"{path} holds {len(starts)} starts made with other settings than --endgame_starts={count} "
+                f"--endgame_ply={ply} --endgame_band={band:g}; remove it (and the @starts conditions) "
+                "or pass --overwrite"
+            )
+        print(f"endgame starts: {count} of {path}", flush=True)
+        return starts[:count]
+    rival = opponent.player or base.replace(name=base.name + "-copy")
+    opening = max(opening_moves(args), START_OPENING_MOVES)
+    candidates: list[dict] = []
+    chosen: list[dict] = []
+    for r in range(START_ROUNDS):
+        t0 = time.time()
+        candidates += endgame_candidates(
+            base,
+            rival,
+            games=2 * count,
+            ply=ply,
+            komi_black=args.black_komi,
+            komi_white=args.white_komi,
+            opening=opening,
+            seed=args.seed + 1000 + r,
+            sgf_dir=os.path.join(args.outdir, "sgf", "endgame_starts", f"round{r}"),
+        )
+        chosen = choose_starts(candidates, band=band, count=count)
+        ended = sum(not math.isfinite(float(c["score_lead"])) for c in candidates)
+        print(
+            f"endgame starts, round {r + 1}: {len(candidates)} games of {base.name} vs {rival.name} "
+            f"({opening} random opening moves), {ended} ended before ply {ply}, {len(chosen)}/{count} "
+            f"with |α + k| < {band:g} ({time.time() - t0:.0f}s)",
+            flush=True,
+        )
+        if len(chosen) == count:
+            break
+    if len(chosen) < count:
+        raise ValueError(
+            f"only {len(chosen)} of {len(candidates)} positions at ply {ply} have |α + k| < {band:g}, "
+            f"{count} wanted: widen --endgame_band, move --endgame_ply or ask for fewer --endgame_starts"
+        )
+    rules = go.GoRules(base.board_size)
+    common.write_csv(path, [_start_row(rules, s) for s in chosen], START_COLUMNS)
+    return chosen
+
+
 # --------------------------------------------------------------------------
 # Measuring one game.
 
 
-def game_row(condition: Condition, player: players.Player, base: players.Player, game: results.GameResult) -> dict:
-    """The per-game measures: outcome from the net's side and naturalness (§5.2, Table 7)."""
-    record = sgf.read_sgf(game.sgf)
+def game_row(
+    condition: Condition,
+    player: players.Player,
+    base: players.Player,
+    game: results.GameResult,
+    *,
+    opponent: str = "",
+    opening_moves: int = 0,
+    first_ply: int = 0,
+    start: int | str = "",
+) -> dict:
+    """The per-game measures: outcome from the net's side and naturalness (§5.2, Table 7).
+
+    Only the plies from ``first_ply`` on count as the net's and the
+    opponent's own moves (before it: random opening moves or a start
+    position).
+    """
+    record = sgf.read_sgf(game.sgf, check=False)  # replayed below
     colour = 1 if game.black == player.name else -1
     moves = list(record.moves)
     colours = np.asarray(record.colours)
-    mine = colours == colour
+    own = np.arange(len(moves)) >= first_ply
+    mine = (colours == colour) & own
     states = sgf.replay(record)[:-1]
     priors = control.move_priors(base.evaluator, base.variables, states, moves) if moves else np.zeros(0)
     net = control.naturalness(moves, mine, priors, board_size=record.size)
-    gnugo = control.naturalness(moves, ~mine, board_size=record.size)
+    theirs = control.naturalness(moves, (colours != colour) & own, board_size=record.size)
     margin = float(game.margin) * colour if game.margin is not None else math.nan
     result = 0.5 if game.winner == "draw" else float(game.winner == ("black" if colour == 1 else "white"))
     return {
         "condition": condition.label,
         "method": condition.method,
         "param": "" if condition.param is None else condition.param,
+        "opponent": opponent,
+        **search_columns(player),
+        "opening_moves": opening_moves,
+        "start": start,
+        "first_ply": first_ply,
         "game": game.game,
         "net_colour": "black" if colour == 1 else "white",
         "komi": game.komi,
@@ -197,37 +557,114 @@ def game_row(condition: Condition, player: players.Player, base: players.Player,
         "unnatural": net.unnatural,
         "mean_distance": round(net.mean_distance, 4),
         "distance_moves": net.distance_moves,
-        "gnugo_mean_distance": round(gnugo.mean_distance, 4),
-        "gnugo_distance_moves": gnugo.distance_moves,
+        "opponent_mean_distance": round(theirs.mean_distance, 4),
+        "opponent_distance_moves": theirs.distance_moves,
         "sgf": game.sgf,
     }
 
 
-def play_condition(condition: Condition, base: players.Player, args) -> list[dict]:
-    """Plays one condition's games against GNU Go and measures them."""
+def play_condition(
+    condition: Condition, base: players.Player, opponent: Opponent, args, starts: list[dict] | None = None
+) -> list[dict]:
+    """Plays one condition's games against the opponent and measures them.
+
+    From the empty board: ``--games`` games, ``--opening_moves`` random
+    opening moves per colour pair. From the endgame starts (``condition.starts``):
+    each start twice, the net Black in the first game of the pair.
+    """
     player = controlled_player(base, condition)
-    settings = match.MatchSettings(games=args.games, seed=args.seed, score_visits=None)
+    if condition.starts:
+        if not starts:
+            raise ValueError(f"condition {condition.label}: no endgame starts")
+        games, opening = 2 * len(starts), 0
+        start_moves = tuple(tuple(starts[i // 2]["moves"]) for i in range(games))
+    else:
+        games, opening, start_moves = args.games, opening_moves(args), None
+    settings = match.MatchSettings(games=games, seed=args.seed, score_visits=None)
     a_black = settings.side_a_black()
     settings = dataclasses.replace(
         settings,
         komi=tuple(args.black_komi if b else args.white_komi for b in a_black),
+        opening_moves=opening,
+        start_moves=start_moves,
         sgf_dir=os.path.join(args.outdir, "sgf", condition.label.replace(":", "_")),
     )
-    argv = player_cli.engine_argv(f"gnugo:{args.level}", never_resign=True)
-    games = gtp_match.play_gtp_match(player, argv, settings, engine_name=f"gnugo-l{args.level}", timeout=args.timeout)
-    return [game_row(condition, player, base, g) for g in games]
+    played = play_games(player, opponent, settings, args.timeout)
+    first = max(settings.start_length(), opening)
+    return [
+        game_row(
+            condition,
+            player,
+            base,
+            g,
+            opponent=opponent.label,
+            opening_moves=opening,
+            first_ply=first,
+            start=starts[g.game // 2]["start"] if condition.starts else "",
+        )
+        for g in played
+    ]
 
 
 # --------------------------------------------------------------------------
-# Summaries.
+# Statistics.
 
 
-def summarize(rows: list[dict], order: list[str]) -> list[dict]:
-    """One summary row per condition (module docstring), tests against ``none`` if it was played."""
+def dominance(wins: float, games: int, rate: float = DOMINANCE_RATE, alpha: float = stat_tables.ALPHA) -> dict:
+    """Whether the uncontrolled net dominates: one-sided exact binomial tests of its win rate against ``rate``.
+
+    ``dominant`` is "yes" when the rate is shown above ``rate`` (p_above <
+    alpha), "no" when it is shown below (p_below < alpha), "unclear" when
+    the games show neither (or there are none).
+    """
+    above = stats.binomial_test(wins, games, rate, "greater")
+    below = stats.binomial_test(wins, games, rate, "less")
+    verdict = "yes" if above < alpha else ("no" if below < alpha else "unclear")
+    return {"dominant": verdict, "p_above_95": above, "p_below_95": below}
+
+
+def dominance_wins_needed(games: int, rate: float = DOMINANCE_RATE, alpha: float = stat_tables.ALPHA) -> int | None:
+    """The fewest wins in ``games`` that show a rate above ``rate`` (exact, one-sided); None if no count does."""
+    return next((k for k in range(games + 1) if stats.binomial_test(k, games, rate, "greater") < alpha), None)
+
+
+def dominance_warning(summary: list[dict]) -> str:
+    """A warning when the ``none`` row does not show the net dominant ("" when it does or was not played)."""
+    row = next((s for s in summary if s["condition"] == "none"), None)
+    if row is None or row["dominant"] == "yes":
+        return ""
+    record = (
+        f"the uncontrolled net won {row['wins']}/{row['games']} ({100 * row['win_rate']:.0f}%, 95% Wilson "
+        f"[{100 * row['wilson_lo']:.0f}%, {100 * row['wilson_hi']:.0f}%]) against {row['opponent']}"
+    )
+    if row["dominant"] == "no":
+        why = f"fewer than {100 * DOMINANCE_RATE:.0f}% (exact one-sided p = {row['p_below_95']:.3g})"
+    else:
+        needed = dominance_wins_needed(int(row["games"]))
+        can = (
+            f"{needed} wins of {row['games']} would" if needed is not None else f"no record of {row['games']} games can"
+        )
+        why = (
+            f"not shown to be above {100 * DOMINANCE_RATE:.0f}% (exact one-sided p = {row['p_above_95']:.3g}; "
+            f"{can} show it)"
+        )
+    return (
+        f"WARNING: {record}: {why}. The opponent is not shown to be dominated, so this is not the paper's "
+        "setting (normal Leela won every game against Ray): a controlled win rate near 1/2 is not evidence "
+        "of position control."
+    )
+
+
+def _p(value: float) -> float | str:
+    """A p-value for the tables: 4 significant digits, "" when not computed."""
+    return float(f"{value:.4g}") if isinstance(value, float) and math.isfinite(value) else ""
+
+
+def summarize(rows: list[dict], order: list[str], *, margin: float = 0.10) -> list[dict]:
+    """One summary row per condition (module docstring); tests against each condition's baseline if played."""
     by = {}
     for r in rows:
         by.setdefault(r["condition"], []).append(r)
-    base = by.get("none")
     out = []
     for label in order:
         games = by.get(label)
@@ -238,22 +675,31 @@ def summarize(rows: list[dict], order: list[str]) -> list[dict]:
         wins, draws = int(np.sum(res == 1)), int(np.sum(res == 0.5))
         rate = float(np.mean(res))
         lo, hi = results.wilson_interval(wins + 0.5 * draws, n)
-        margins = np.array([float(g["net_margin"]) for g in games])
+        margins = np.array([float(g["net_margin"]) if g["net_margin"] != "" else math.nan for g in games])
         unnatural, unnatural_ci = stats.mean_interval(g["unnatural"] for g in games)
         distance, distance_ci = stats.mean_interval(g["mean_distance"] for g in games)
-        gnugo_distance, _ = stats.mean_interval(g["gnugo_mean_distance"] for g in games)
+        opponent_distance, _ = stats.mean_interval(g["opponent_mean_distance"] for g in games)
         p_fewer = p_closer = math.nan
-        if base is not None and label != "none":
+        base = by.get(baseline_label(label))
+        if base is not None and label != baseline_label(label):
             b = np.array([float(g["net_result"]) for g in base])
             p_fewer = stats.fisher_win_test(wins, n, int(np.sum(b == 1)), len(b), alternative="less")
             p_closer = stats.closer_to_half_test(rate, n, float(np.mean(b)), len(b))
-        p_half = stats.binomial_test(wins, n, 0.5)
-        method, param = games[0]["method"], games[0]["param"]
+        check = dominance(wins + 0.5 * draws, n) if label == "none" else {}
+        first = games[0]
+        starts = {g.get("start", "") for g in games} - {""}
+        start = f"{len(starts)} endgame starts at ply {first['first_ply']}" if starts else "empty board"
         out.append(
             {
                 "condition": label,
-                "method": method,
-                "param": param,
+                "method": first["method"],
+                "param": first["param"],
+                "opponent": first.get("opponent", ""),
+                "visits": first.get("visits", ""),
+                "algorithm": first.get("algorithm", ""),
+                "noise": first.get("noise", ""),
+                "opening_moves": first.get("opening_moves", ""),
+                "start": start,
                 "games": n,
                 "wins": wins,
                 "draws": draws,
@@ -267,28 +713,75 @@ def summarize(rows: list[dict], order: list[str]) -> list[dict]:
                 "unnatural_ci": round(unnatural_ci, 3),
                 "distance": round(distance, 3),
                 "distance_ci": round(distance_ci, 3),
-                "gnugo_distance": round(gnugo_distance, 3),
-                "p_fewer_wins": "" if math.isnan(p_fewer) else round(p_fewer, 4),
-                "p_closer_to_half": "" if math.isnan(p_closer) else round(p_closer, 4),
-                "p_rate_is_half": round(p_half, 4),
+                "opponent_distance": round(opponent_distance, 3),
+                "dominant": check.get("dominant", ""),
+                "p_above_95": check.get("p_above_95", math.nan),
+                "p_below_95": check.get("p_below_95", math.nan),
+                "p_tost": stats.equivalence_to_half(int(wins + 0.5 * draws), n, margin),
+                "p_fewer_wins": p_fewer,
+                "p_closer_to_half": p_closer,
+                "p_rate_is_half": stats.binomial_test(wins + 0.5 * draws, n, 0.5),
             }
         )
+    # One family per test: the controlled conditions (the baselines are not claims).
+    stat_tables.correct([r for r in out if r["method"] != "none"], *_CORRECTED)
+    for r in out:
+        for key in [k for k in SUMMARY_COLUMNS if k.startswith("p_")]:
+            r[key] = _p(r.get(key, math.nan))
     return out
+
+
+def power_lines(games: int, start_games: int | None, margin: float) -> list[str]:
+    """What this run's game counts can show, printed before it plays (module docstring)."""
+    alpha, power = stat_tables.ALPHA, stat_tables.POWER
+    needed = stats.equivalence_games_needed(margin, 0.5, alpha, power, multiple=2)
+    normal = stats.equivalence_games_needed(margin, 0.5, alpha, power, method="normal", multiple=2)
+    counts = [("per condition", games)] + ([("per condition from the starts", start_games)] if start_games else [])
+    have = ", ".join(
+        f"{n} games {what} have power {stats.equivalence_power(n, margin, 0.5, alpha):.2f}" for what, n in counts
+    )
+    lines = [
+        f"power: a TOST of 1/2 ± {margin:g} (two one-sided exact binomial tests at α {alpha:g}) needs {needed} games "
+        f"per condition for power {power:g} when the true rate is 1/2 (exact binomial power, in colour pairs; "
+        f"normal approximation: {normal}); {have}",
+        "power: " + stat_tables.detectable_line(games, "Fisher one-sided against none", [DOMINANCE_RATE, 0.75]),
+    ]
+    wins = dominance_wins_needed(games)
+    lines.append(
+        f"power: dominance: {games} games show a win rate above {100 * DOMINANCE_RATE:.0f}% "
+        + (f"with at least {wins} wins" if wins is not None else "with no count (59 games are the fewest)")
+        + " (exact binomial, one-sided, α 0.05)"
+    )
+    return lines
 
 
 def format_summary(summary: list[dict]) -> str:
     lines = [
-        f"{'condition':>11s} {'games':>5s} {'win rate [95% Wilson]':>24s} {'margin':>13s} "
-        f"{'unnatural/game':>15s} {'distance':>14s} {'p(fewer)':>8s} {'p(closer)':>9s}"
+        f"{'condition':>17s} {'games':>5s} {'win rate [95% Wilson]':>24s} {'margin':>13s} "
+        f"{'unnatural/game':>15s} {'distance':>14s} {'p(TOST)':>8s} {'Holm':>7s} {'p(fewer)':>8s} {'p(closer)':>9s}"
     ]
     for s in summary:
+        sd = s["sd_margin"] if s["sd_margin"] != "" else float("nan")
         lines.append(
-            f"{s['condition']:>11s} {s['games']:>5d} "
+            f"{s['condition']:>17s} {s['games']:>5d} "
             f"{100 * s['win_rate']:>7.0f}% [{100 * s['wilson_lo']:3.0f}%, {100 * s['wilson_hi']:3.0f}%]   "
-            f"{s['mean_margin']:+6.1f} ± {s['sd_margin'] if s['sd_margin'] != '' else float('nan'):4.1f} "
+            f"{s['mean_margin']:+6.1f} ± {sd:4.1f} "
             f"{s['unnatural_per_game']:8.2f} ± {s['unnatural_ci']:4.2f} "
             f"{s['distance']:7.2f} ± {s['distance_ci']:4.2f} "
+            f"{str(s['p_tost']):>8s} {str(s.get('p_tost_holm', '')):>7s} "
             f"{str(s['p_fewer_wins']):>8s} {str(s['p_closer_to_half']):>9s}"
+        )
+    for s in summary:
+        if s["dominant"]:
+            lines.append(
+                f"dominance ({s['condition']}): {s['dominant']} (win rate above {100 * DOMINANCE_RATE:.0f}%: "
+                f"p = {s['p_above_95']}; below: p = {s['p_below_95']})"
+            )
+    settings = {(s["opponent"], s["visits"], s["algorithm"], s["noise"], s["opening_moves"]) for s in summary}
+    settings.discard(("", "", "", "", ""))  # condition files of older runs
+    for opponent, visits, algorithm, noise, opening in sorted(settings, key=str):
+        lines.append(
+            f"net: {visits} visits, {algorithm}, noise {noise}, {opening} random opening moves; opponent {opponent}"
         )
     return "\n".join(lines)
 
@@ -316,8 +809,8 @@ def plot(summary: list[dict], path: str, title: str) -> None:
     ax.bar(x, f("unnatural_per_game"), yerr=f("unnatural_ci"), capsize=3, color="tab:orange")
     ax.set_title("moves with prior < 0.05 per game")
     ax = axes[3]
-    ax.errorbar(x, f("distance"), yerr=f("distance_ci"), fmt="o", capsize=3, label="net to GNU Go's last move")
-    ax.plot(x, f("gnugo_distance"), "x", color="grey", label="GNU Go to the net's last move")
+    ax.errorbar(x, f("distance"), yerr=f("distance_ci"), fmt="o", capsize=3, label="net to the opponent's last move")
+    ax.plot(x, f("opponent_distance"), "x", color="grey", label="opponent to the net's last move")
     ax.set_title("mean distance to the last move")
     ax.legend(fontsize=7)
     for ax in axes:
@@ -327,6 +820,11 @@ def plot(summary: list[dict], path: str, title: str) -> None:
     common.save_figure(fig, path)
 
 
+def _opponent_title(args) -> str:
+    level = gnugo_level(args.opponent, args.level)
+    return f"GNU Go level {level} (never resigns)" if level is not None else args.opponent
+
+
 def write_outputs(args, order: list[str]) -> list[dict]:
     """games.csv, summary.csv and the PNG from the condition files in ``--outdir``."""
     directory = os.path.join(args.outdir, "conditions")
@@ -334,7 +832,10 @@ def write_outputs(args, order: list[str]) -> list[dict]:
     found = []
     for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
         if name.endswith(".csv"):
-            part = common.read_csv(os.path.join(directory, name))
+            part = [
+                {_OLD_COLUMNS.get(k, k): v for k, v in r.items()}
+                for r in common.read_csv(os.path.join(directory, name))
+            ]
             rows.extend(part)
             if part:
                 found.append(part[0]["condition"])
@@ -342,57 +843,97 @@ def write_outputs(args, order: list[str]) -> list[dict]:
     if not rows:
         raise ValueError(f"no condition files in {directory}")
     common.write_csv(os.path.join(args.outdir, "games.csv"), rows, GAME_COLUMNS)
-    summary = summarize(rows, order)
+    summary = summarize(rows, order, margin=args.equivalence_margin)
     common.write_csv(os.path.join(args.outdir, "summary.csv"), summary, SUMMARY_COLUMNS)
     plot(
         summary,
         os.path.join(args.outdir, "position_control.png"),
-        f"{args.net} vs GNU Go level {args.level} (never resigns), {args.visits} visits, colours alternating",
+        f"{args.net} vs {_opponent_title(args)}, {args.visits} visits, colours alternating",
     )
     return summary
 
 
 def run(args) -> list[dict]:
     conditions = parse_conditions(args.methods, target_winrate=args.target_winrate)
+    gnugo_level(args.opponent, args.level)  # a bad --opponent fails before anything is played
+    if args.endgame_starts:
+        conditions = with_endgame_starts(conditions)
     order = [c.label for c in conditions]
     if not args.summarize_only:
         os.makedirs(os.path.join(args.outdir, "conditions"), exist_ok=True)
         options = common.player_options(args)
         (base,) = common.load_nets([(None, args.net)], board_size=args.board_size, options=options, seed=args.seed)
+        opponent = load_opponent(args, base)
+        start_games = 2 * args.endgame_starts if args.endgame_starts else None
+        for line in power_lines(args.games, start_games, args.equivalence_margin):
+            print(line, flush=True)
+        starts = endgame_starts(base, opponent, args) if args.endgame_starts else None
         for condition in conditions:
             path = os.path.join(args.outdir, "conditions", condition.label.replace(":", "_") + ".csv")
             if os.path.exists(path) and not args.overwrite:
-                print(f"{condition.label:>11s}: already played ({path})", flush=True)
+                print(f"{condition.label:>17s}: already played ({path})", flush=True)
                 continue
             t0 = time.time()
-            rows = play_condition(condition, base, args)
+            rows = play_condition(condition, base, opponent, args, starts)
             common.write_csv(path, rows, GAME_COLUMNS)
-            s = summarize(rows, [condition.label])[0]
+            s = summarize(rows, [condition.label], margin=args.equivalence_margin)[0]
             print(
-                f"{condition.label:>11s}: {s['wins']}/{s['games']} wins, {100 * s['win_rate']:.0f}% "
+                f"{condition.label:>17s}: {s['wins']}/{s['games']} wins, {100 * s['win_rate']:.0f}% "
                 f"[{100 * s['wilson_lo']:.0f}%, {100 * s['wilson_hi']:.0f}%], margin {s['mean_margin']:+.1f} "
                 f"(sd {s['sd_margin']}), unnatural {s['unnatural_per_game']:.2f}/game, "
-                f"distance {s['distance']:.2f} ({time.time() - t0:.0f}s)",
+                f"distance {s['distance']:.2f}, TOST p {s['p_tost']} ({time.time() - t0:.0f}s)",
                 flush=True,
             )
+            if condition.label == "none" and dominance_warning([s]):
+                print(dominance_warning([s]), flush=True)
     summary = write_outputs(args, order)
     print(format_summary(summary))
+    warning = dominance_warning(summary)
+    if warning:
+        print(warning)
     return summary
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = common.make_parser(__file__, __doc__, games=16, games_help="games per condition, colours alternating",
                            visits=128)  # fmt: skip
+    player_cli.add_player_flags(p, prefix="opponent_")
     p.add_argument("--net", default="zoo:go7-S1", help="the strong net: a checkpoint or zoo:<name>")
+    p.add_argument(
+        "--opponent", default="gnugo", help="the weaker player: gnugo (at --level), gnugo:LEVEL or a net [NAME=]SPEC"
+    )
     p.add_argument("--level", type=int, default=10, help="GNU Go's level (it never resigns)")
     p.add_argument("--methods", default=METHODS, help="comma list: none, naive, A, B[:c], C[:c], endgame[:gamma]")
     p.add_argument("--target_winrate", type=float, default=0.5, help="Method A's target")
     p.add_argument("--black_komi", type=float, default=9.5, help="komi when the net is Black")
     p.add_argument("--white_komi", type=float, default=9.5, help="komi when the net is White")
+    p.add_argument(
+        "--opening_moves",
+        type=int,
+        default=None,
+        help="random opening moves per colour pair (default: 4 against a net, 0 against GNU Go)",
+    )
+    p.add_argument("--equivalence_margin", type=float, default=0.10, help="TOST: the win rate within 1/2 ± this")
+    p.add_argument(
+        "--endgame_starts",
+        type=int,
+        default=0,
+        help="play the endgame conditions (and none@starts) from this many near-even endgame positions, each "
+        "with both colours (0: endgame from the first move)",
+    )
+    p.add_argument("--endgame_ply", type=int, default=24, help="the endgame starts' ply (about 60%% of a 7x7 game)")
+    p.add_argument(
+        "--endgame_band", type=float, default=3.0, help="keep starts whose |α + k| for the side to move is below this"
+    )
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
-    p.add_argument("--overwrite", action="store_true", help="replay conditions already in --outdir")
+    p.add_argument("--overwrite", action="store_true", help="replay conditions (and remake starts) already in --outdir")
     p.add_argument("--summarize_only", action="store_true", help="only rebuild the tables and the PNG")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.endgame_starts < 0 or args.endgame_ply < 1 or args.endgame_band <= 0:
+        p.error("--endgame_starts must be >= 0, --endgame_ply >= 1 and --endgame_band > 0")
+    if not 0 < args.equivalence_margin < 0.5:
+        p.error("--equivalence_margin must be in (0, 0.5)")
+    return args
 
 
 def main(argv=None, *, exit_on_error: bool = False) -> int:

@@ -37,13 +37,17 @@ experiments/handicap.py for the whole translation):
 * **Calibrated situations** (``--situations_from``). The fixed maluses
   above are the paper's levels translated; whether the plain agent really
   "rarely wins" there depends on the nets. The paper found its situations
-  by a calibration run; here that run is Fig. 4 of
-  ``experiments/handicap.py`` played down to hard komis (its
-  ``fig4_summary.csv``): per handicap kind the komi at which the strong
-  nets (pooled, λ = 0, as White against the same opponent) won 3–10%
+  by a calibration run; here that run is ``experiments/handicap.py``
+  played down to hard komis: its Fig. 4 (``fig4_summary.csv``, H1 and H2)
+  and its Fig. 3 (``fig3_summary.csv``: the even game as White at komi
+  9.5 − malus is H1 at that komi). Per handicap kind the komi at which the
+  strong nets (pooled, λ = 0, as White against ``--opponent``) won 3–10%
   (nearest ``--target_rate``, default 6.5%), or, if no measured komi did,
   the komi interpolated between the two that bracket it. The choice is
-  written to ``situations.csv``; the λ = 0 games measure it again.
+  written to ``situations.csv``; the λ = 0 games measure it again. On the
+  second zoo W3 is too weak for this (the strong nets still win a fifth of
+  the games at any komi, by taking the whole board), so the calibrated
+  run plays W1.
 * **Games and visits.** The paper: 400 games per cell at 1,000 visits; the
   defaults (100 games, 64 visits) fit a CPU. Nobody resigns by default: the
   resign rule reads the agent's own value, which λ > 0 lifts, so resigning
@@ -99,55 +103,80 @@ def conditions(opponent: str, h1_komi: float, h1_maluses, h2_komi: float, h2_mal
     ]
 
 
-def choose_situations(rows: Sequence[dict], target: float, band: tuple[float, float]) -> list[dict]:
+def choose_situations(
+    rows: Sequence[dict], target: float, band: tuple[float, float], opponent: str | None = None
+) -> list[dict]:
     """Per handicap kind, the komi at which the strong nets (λ = 0, as White) win about ``target``.
 
-    ``rows`` are Fig. 4 summary rows (``experiments/handicap.py``): the
-    calibration run. The pooled rows (strong ``S1-S3``) are used when there
-    are any, else every row of the one strong net. A measured komi whose
-    rate lies in ``band`` is taken (the one nearest ``target``); else the
-    komi is interpolated linearly between the two measured komis whose rates
+    ``rows`` are summary rows of ``experiments/handicap.py``: the calibration
+    run. Fig. 4 rows as White give H1 and H2 at their komis; Fig. 3 rows as
+    White (the even game, Black first, at komi 9.5 − malus) are H1 at that
+    komi, the same game (no stones, Black first). With ``opponent`` only that
+    opponent's rows count (a calibration against several weak nets). The
+    pooled rows (strong ``S1-S3``) are used when there are any, else every
+    row of the one strong net. Where two rows give the same handicap and
+    komi, the one with more games is kept. A measured komi whose rate lies
+    in ``band`` is taken (the one nearest ``target``); else the komi is
+    interpolated linearly between the two measured komis whose rates
     bracket ``target`` and rounded to a half point (its rate is then only
     predicted; the λ = 0 games measure it).
 
     Returns:
       Per handicap: ``handicap``, ``komi``, ``calibration_rate`` (measured
       or interpolated), ``calibration_games`` (at that komi, 0 if
-      interpolated) and ``how`` ("measured" or "interpolated").
+      interpolated), ``how`` ("measured" or "interpolated") and ``figure``
+      (the calibration figure of the chosen or bracketing rows).
 
     Raises:
       ValueError: no rows, or a handicap whose measured rates never reach
         ``target`` (the calibration needs harder komis).
     """
-    rows = [r for r in rows if r["figure"] == "fig4" and r["strong_colour"] == "white"]
-    pooled = [r for r in rows if r["strong"] == POOLED]
+
+    def kind(r: dict) -> int | None:
+        if r.get("strong_colour") != "white" or (opponent is not None and r.get("opponent") != opponent):
+            return None
+        h = int(float(r["handicap"]))
+        if r["figure"] == "fig4":
+            return h
+        return 1 if r["figure"] == "fig3" and h == 0 else None  # Fig. 3's even game as White = H1 at its komi
+
+    rows = [(kind(r), r) for r in rows]
+    rows = [(h, r) for h, r in rows if h is not None]
+    pooled = [(h, r) for h, r in rows if r["strong"] == POOLED]
     rows = pooled or rows
-    if len({r["strong"] for r in rows}) > 1:
+    if len({r["strong"] for _, r in rows}) > 1:
         raise ValueError("the calibration has several strong nets and no pooled rows (strong S1-S3)")
     out = []
-    for h in sorted({int(float(r["handicap"])) for r in rows}):
-        cell = sorted((r for r in rows if int(float(r["handicap"])) == h), key=lambda r: float(r["komi"]))
+    for h in sorted({h for h, _ in rows}):
+        by_komi: dict[float, dict] = {}
+        for hh, r in rows:
+            k = float(r["komi"])
+            if hh == h and (k not in by_komi or float(r["games"]) > float(by_komi[k]["games"])):
+                by_komi[k] = r
+        cell = [by_komi[k] for k in sorted(by_komi)]
         komis = [float(r["komi"]) for r in cell]
         rates = [float(r["win_rate"]) for r in cell]
         inside = [r for r in cell if band[0] <= float(r["win_rate"]) <= band[1]]
         if inside:
             r = min(inside, key=lambda r: abs(float(r["win_rate"]) - target))
             out.append(dict(handicap=h, komi=float(r["komi"]), calibration_rate=float(r["win_rate"]),
-                            calibration_games=int(float(r["games"])), how="measured"))  # fmt: skip
+                            calibration_games=int(float(r["games"])), how="measured", figure=r["figure"]))  # fmt: skip
             continue
-        for (k1, r1), (k2, r2) in zip(zip(komis, rates), zip(komis[1:], rates[1:])):
+        for (k1, r1, c1), (k2, r2, c2) in zip(zip(komis, rates, cell), zip(komis[1:], rates[1:], cell[1:])):
             if r1 <= target <= r2 and r2 > r1:
                 k = k1 + (target - r1) * (k2 - k1) / (r2 - r1)
                 komi = math.floor(k) + 0.5  # the half point below: komi k lies in [floor, floor + 1)
+                figure = "+".join(dict.fromkeys([c1["figure"], c2["figure"]]))
                 out.append(dict(handicap=h, komi=komi, calibration_rate=target, calibration_games=0,
-                                how="interpolated"))  # fmt: skip
+                                how="interpolated", figure=figure))  # fmt: skip
                 break
         else:
             measured = ", ".join(f"komi {k:g}: {100 * r:.0f}%" for k, r in zip(komis, rates))
             raise ValueError(f"H{h}: the calibration's win rates ({measured}) never reach {100 * target:g}%; "
                              "play it at harder komis")  # fmt: skip
     if not out:
-        raise ValueError("no Fig. 4 rows of the strong nets as White in the calibration")
+        against = f" against {opponent}" if opponent is not None else ""
+        raise ValueError(f"no Fig. 3 or Fig. 4 rows of the strong nets as White{against} in the calibration")
     return out
 
 
@@ -206,8 +235,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument(
         "--situations_from",
         default=None,
-        help="a calibration's fig4_summary.csv (experiments/handicap.py): play, per handicap, the komi where the "
-        "strong nets at λ = 0 win --target_rate, instead of the --h1/--h2 maluses",
+        help="calibration summaries of experiments/handicap.py, comma list (fig4_summary.csv: H1 and H2; "
+        "fig3_summary.csv: its even game as White is H1): play, per handicap, the komi where the strong nets at "
+        "λ = 0 win --target_rate against --opponent, instead of the --h1/--h2 maluses",
     )
     p.add_argument("--target_rate", type=float, default=TARGET_RATE, help="with --situations_from: λ = 0's win rate")
     p.add_argument("--restart", action="store_true", help="replay every cell (default: resume games.csv)")
@@ -233,7 +263,8 @@ def run(args: argparse.Namespace) -> list[dict]:
     if args.situations_from:
         if not 0 < args.target_rate < 1:
             raise ValueError(f"--target_rate is a win rate in (0, 1), not {args.target_rate}")
-        chosen = choose_situations(matches.read_summary(args.situations_from), args.target_rate, TARGET_BAND)
+        calibration = [r for path in common.parse_list(args.situations_from, str) for r in matches.read_summary(path)]
+        chosen = choose_situations(calibration, args.target_rate, TARGET_BAND, opponent=opponent.name)
         common.write_csv(common.games_path(args.outdir, "situations.csv"),
                          [{**r, "source": args.situations_from} for r in chosen])  # fmt: skip
         print("situations:", "; ".join(f"H{r['handicap']} komi {r['komi']:g} ({r['how']}, "

@@ -14,7 +14,9 @@ every unfinished game once), so within a group the same side is to move in
 every game. A ply is one batched search per group, by the player to move
 there, with that player's own λ/μ agent, then one jitted, vmapped
 ``go.step``. No game is searched by the wrong player, and finished games
-stay finished (their step is a no-op).
+stay finished (their step is a no-op). Given start positions
+(``MatchSettings.start_moves``) are the first plies of every game, then the
+random opening moves, if any are left, then the players' searches.
 
 CLI::
 
@@ -137,6 +139,10 @@ def play_match(
     groups = _groups(settings)
     base = jax.random.PRNGKey(settings.seed)
     advance = _advance_fn(rules)
+    start_length = settings.start_length()
+    starts = np.asarray(settings.start_moves or np.zeros((games, 0)), np.int32).reshape(games, start_length)
+    if starts.size and starts.max() >= rules.num_actions:
+        raise ValueError(f"MatchSettings.start_moves holds {starts.max()}, not an action of {rules.size}x{rules.size}")
 
     moves = np.full((games, rules.max_moves), -1, np.int32)
     stats = np.full((games, rules.max_moves, 4), np.nan, np.float32)  # alpha, beta, winrate, visits
@@ -177,7 +183,9 @@ def play_match(
                 white=white,
                 moves=played,
                 comments=[
-                    match.move_comment(*stats[i, t]) if np.isfinite(stats[i, t, 3]) else "random opening move"
+                    match.move_comment(*stats[i, t])
+                    if np.isfinite(stats[i, t, 3])
+                    else ("start position move" if t < start_length else "random opening move")
                     for t in range(len(played))
                 ],
                 passes=int(passes[j]),
@@ -208,6 +216,22 @@ def play_match(
                 continue
             any_active = True
             game_ids = jnp.asarray(idx, jnp.int32)
+            if ply < start_length:
+                # The given start position, move by move (never a resignation).
+                action = starts[idx, ply]
+                legal = np.asarray(jax.device_get(st.legal))[np.arange(len(idx)), action]
+                if (active & ~legal).any():
+                    j = int(np.flatnonzero(active & ~legal)[0])
+                    raise ValueError(
+                        f"game {idx[j]}: start move {ply + 1} ({go.to_gtp(rules, int(action[j]))}) is illegal"
+                    )
+                new, _ = advance(
+                    st, jnp.asarray(action), jnp.zeros(len(idx), jnp.float32), jnp.float32(-1.0), jnp.int32(0)
+                )
+                moves[idx[active], ply] = action[active]
+                states[g] = new
+                report_finished(new, idx)
+                continue
             if ply < settings.opening_moves:
                 new, action = match.random_move_fn(rules)(
                     st, match.opening_keys(base, game_ids, ply, paired=settings.colours == "alternate")

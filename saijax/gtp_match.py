@@ -5,7 +5,7 @@ GTP engine over pipes (:class:`saijax.gtp_client.GtpClient`), one game at a
 time, with the same :class:`saijax.match.MatchSettings` and conventions (:mod:`saijax.match`) as
 the lockstep net-vs-net matches of :mod:`saijax.arena` (colours, per-game
 komi and handicap, the shared resign rule, score estimates at resignation,
-the results table of :mod:`saijax.results`).
+the results table of :mod:`saijax.results`, given start positions).
 
 GNU Go plays under Tromp–Taylor-compatible settings
 (:func:`gnugo_arena_argv`): Chinese rules, positional superko, and
@@ -204,7 +204,13 @@ def play_gtp_match(
                 colour = int(state.to_play)
                 colour_name = "black" if colour == 1 else "white"
                 batched = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[None], state)
-                if ply < settings.opening_moves:
+                if ply < settings.start_length():
+                    # The given start position, move by move.
+                    action = settings.start_moves[i][ply]
+                    engine.send(f"play {colour_name} {go.to_gtp(rules, action)}")
+                    moves.append(action)
+                    comments.append("start position move")
+                elif ply < settings.opening_moves:
                     # A random opening move, the same for both games of a colour pair.
                     _, action = match.random_move_fn(rules)(
                         batched, match.opening_keys(base, game_id, ply, paired=settings.colours == "alternate")

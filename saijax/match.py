@@ -42,6 +42,12 @@ Conventions:
   colours. Game i, ply t uses the
   key ``fold_in(fold_in(PRNGKey(seed), i), 2t)`` and its opening the key of
   its pair, so a game's moves do not depend on the other games in the batch.
+* **Start positions.** ``start_moves`` gives each game the moves that open
+  it (after any handicap stones): chosen positions, e.g. the near-even
+  endgame positions from which [PosCtl] §7 starts its Algorithm 1. They are
+  played before anything else, so random opening moves only fill the plies
+  from the end of the start to ``opening_moves``; every game's start has
+  the same length, so that lockstep games keep moving together.
 """
 
 from __future__ import annotations
@@ -124,6 +130,10 @@ class MatchSettings:
         None reuses the move search's tree.
       opening_moves: the first moves of each game, drawn uniformly at random
         (pass excluded), the same for both games of a colour pair.
+      start_moves: None, or one tuple of actions per game (``row · N +
+        col``, pass N²), all of the same length: the moves that open each
+        game, played as given (an illegal one is an error) and recorded
+        in its SGF with the comment "start position move".
       engine_opening_moves: against a GTP engine only: the engine's first
         this-many moves of each game are drawn at random among the moves it
         rates at least half as valuable as its best (GNU Go's
@@ -149,6 +159,7 @@ class MatchSettings:
     resign_after: int | None = None
     score_visits: int | None = 1000
     opening_moves: int = 0
+    start_moves: tuple[tuple[int, ...], ...] | None = None
     engine_opening_moves: int = 0
     play_out: bool = False
     sgf_dir: str | os.PathLike | None = None
@@ -180,6 +191,16 @@ class MatchSettings:
             raise ValueError(f"MatchSettings.resign_after must be None or an int >= 0, got {self.resign_after!r}")
         if not _is_int(self.opening_moves) or self.opening_moves < 0:
             raise ValueError(f"MatchSettings.opening_moves must be an int >= 0, got {self.opening_moves!r}")
+        if self.start_moves is not None:
+            starts = tuple(tuple(self.start_moves[i]) for i in range(len(self.start_moves)))
+            if len(starts) != self.games:
+                raise ValueError(f"MatchSettings.start_moves has {len(starts)} starts for {self.games} games")
+            if len({len(s) for s in starts}) > 1:
+                raise ValueError("MatchSettings.start_moves must all have the same length (games move in lockstep)")
+            for a in (a for s in starts for a in s):
+                if not _is_int(a) or a < 0:
+                    raise ValueError(f"MatchSettings.start_moves holds {a!r}, not an action (an int >= 0)")
+            object.__setattr__(self, "start_moves", tuple(tuple(int(a) for a in s) for s in starts))
         if not _is_int(self.engine_opening_moves) or self.engine_opening_moves < 0:
             raise ValueError(
                 f"MatchSettings.engine_opening_moves must be an int >= 0, got {self.engine_opening_moves!r}"
@@ -202,6 +223,10 @@ class MatchSettings:
         if self.komi is not None:
             return (float(self.komi),) * self.games
         return tuple(EVEN_KOMI if h == 0 else HANDICAP_KOMI for h in self.handicaps())
+
+    def start_length(self) -> int:
+        """The plies of every game's start position (0 without ``start_moves``)."""
+        return len(self.start_moves[0]) if self.start_moves else 0
 
     def side_a_black(self) -> np.ndarray:
         """bool[games]: side A has Black."""

@@ -9,7 +9,8 @@ Every experiment and report draws its statistics from here:
 * a table's p-values corrected for multiplicity: Holm (family-wise error)
   and Benjamini–Hochberg (false discovery rate), side by side;
 * power: the smallest effect a game count can detect, and the games an
-  effect needs (α = 0.05, power 0.8 by default);
+  effect needs (α = 0.05, power 0.8 by default), for an equivalence test
+  (TOST) too;
 * one-sample tests (binomial, TOST equivalence to ½) and the papers' marks.
 
 :mod:`saijax.results` (the games table and its summaries) uses the intervals.
@@ -35,6 +36,8 @@ __all__ = [
     "games_per_arm_needed",
     "detectable_mean_difference",
     "equivalence_to_half",
+    "equivalence_power",
+    "equivalence_games_needed",
     "binomial_test",
     "paired_t_test",
     "normal_test",
@@ -370,6 +373,99 @@ def equivalence_to_half(wins: int, games: int, margin: float) -> float:
     lower = scipy.stats.binomtest(int(wins), int(games), 0.5 - margin, alternative="greater").pvalue
     upper = scipy.stats.binomtest(int(wins), int(games), 0.5 + margin, alternative="less").pvalue
     return float(max(lower, upper))
+
+
+def equivalence_power(games: int, margin: float, rate: float = 0.5, alpha: float = 0.05) -> float:
+    """The exact power of :func:`equivalence_to_half` at level ``alpha`` when the true win rate is ``rate``.
+
+    The TOST rejects (shows equivalence) for the win counts k with both
+    one-sided exact p-values at most ``alpha``: P(X ≥ k | ½ − margin) ≤ α
+    and P(X ≤ k | ½ + margin) ≤ α, X binomial with ``games`` trials; the
+    power is the binomial probability of those k at ``rate``. E.g. 10 games
+    and margin 0.3: only k = 5 is rejected (P(X ≥ 5 | 0.2) = 0.033,
+    P(X ≥ 4 | 0.2) = 0.121), so the power at ½ is C(10, 5) / 2¹⁰ = 0.246.
+
+    Args:
+      games: the games of the condition.
+      margin: the equivalence margin, in (0, ½).
+      rate: the true win rate, in [0, 1].
+      alpha: the level of each one-sided test.
+
+    Returns:
+      The power, in [0, 1] (0 when no count can show equivalence).
+    """
+    if not 0 < margin < 0.5:
+        raise ValueError(f"margin must be in (0, 0.5), got {margin}")
+    if not 0 <= rate <= 1 or not 0 < alpha < 1:
+        raise ValueError(f"need a rate in [0, 1] and alpha in (0, 1), got {rate}, {alpha}")
+    if games <= 0:
+        return 0.0
+    k = np.arange(int(games) + 1)
+    shown = (scipy.stats.binom.sf(k - 1, games, 0.5 - margin) <= alpha) & (
+        scipy.stats.binom.cdf(k, games, 0.5 + margin) <= alpha
+    )
+    return float(np.sum(scipy.stats.binom.pmf(k[shown], games, rate)))
+
+
+def equivalence_games_needed(
+    margin: float,
+    rate: float = 0.5,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    *,
+    method: str = "exact",
+    multiple: int = 1,
+    max_games: int = 1_000_000,
+) -> int:
+    """The games a TOST (:func:`equivalence_to_half`) needs to show a win rate within ½ ± ``margin``.
+
+    ``method="exact"``: the smallest multiple of ``multiple`` whose exact
+    power (:func:`equivalence_power`) at the true ``rate`` reaches
+    ``power``. The exact power is a sawtooth in the game count (the
+    rejection region grows by whole counts), so a few slightly larger counts
+    can fall just below ``power`` again: at ±0.10 around a true ½ it is
+    0.806 at 214 games, 0.796–0.800 at 220–226 and above 0.83 from 228.
+
+    ``method="normal"``: the normal approximation n = (z_{1−α} + z)² ·
+    r(1 − r) / (margin − |r − ½|)², with z = z_{1−(1−power)/2} when the true
+    rate r is exactly ½ (both one-sided tests must reject, and their
+    failures are symmetric) and z_{power} otherwise, rounded up to a
+    multiple of ``multiple``: 215 at ±0.10, α 0.05, power 0.8, r = ½
+    ((1.645 + 1.282)² · 0.25 / 0.01 = 214.1).
+
+    Args:
+      margin: the equivalence margin, in (0, ½).
+      rate: the true win rate, inside ½ ± margin.
+      alpha, power: each one-sided test's level and the power wanted.
+      method: "exact" (binomial) or "normal".
+      multiple: count only multiples of this (2 when colours alternate).
+      max_games: give up beyond this count (exact method).
+
+    Returns:
+      The games.
+
+    Raises:
+      ValueError: bad arguments, a rate outside the margin, or no count up
+        to ``max_games`` has the power.
+    """
+    if not 0 < margin < 0.5:
+        raise ValueError(f"margin must be in (0, 0.5), got {margin}")
+    if not abs(rate - 0.5) < margin:
+        raise ValueError(f"the true rate {rate} is not inside 1/2 ± {margin}: no count shows equivalence")
+    if not (0 < alpha < 1 and 0 < power < 1) or int(multiple) < 1:
+        raise ValueError(f"need alpha and power in (0, 1) and multiple >= 1, got {alpha}, {power}, {multiple}")
+    step = int(multiple)
+    if method == "normal":
+        z_power = scipy.stats.norm.ppf(1 - (1 - power) / 2 if rate == 0.5 else power)
+        z = scipy.stats.norm.ppf(1 - alpha) + z_power
+        n = math.ceil(z**2 * rate * (1 - rate) / (margin - abs(rate - 0.5)) ** 2)
+        return step * math.ceil(n / step)
+    if method != "exact":
+        raise ValueError(f"method must be 'exact' or 'normal', got {method!r}")
+    for n in range(step, int(max_games) + 1, step):
+        if equivalence_power(n, margin, rate, alpha) >= power:
+            return n
+    raise ValueError(f"no count up to {max_games} games has power {power} at margin {margin}")
 
 
 # ---------------------------------------------------------------------------

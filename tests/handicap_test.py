@@ -79,13 +79,39 @@ def test_recovery_situations_from_a_calibration():
     rows += [_fig4("S1-S3", 2, k, r) for k, r in ((0.5, 0.6), (-9.5, 0.2), (-19.5, 0.0))]
     rows += [_fig4("S1", 1, -19.5, 0.5)]  # a single net's row: the pooled rows win
     chosen = recovery.choose_situations(rows, 0.065, (0.03, 0.10))
-    assert chosen[0] == dict(handicap=1, komi=-19.5, calibration_rate=0.08, calibration_games=40, how="measured")
+    assert chosen[0] == dict(
+        handicap=1, komi=-19.5, calibration_rate=0.08, calibration_games=40, how="measured", figure="fig4"
+    )
     # H2: 6.5% lies between komi -19.5 (0%) and -9.5 (20%), at -16.25: the half point below is -16.5.
-    assert chosen[1] == dict(handicap=2, komi=-16.5, calibration_rate=0.065, calibration_games=0, how="interpolated")
+    assert chosen[1] == dict(
+        handicap=2, komi=-16.5, calibration_rate=0.065, calibration_games=0, how="interpolated", figure="fig4"
+    )
     with pytest.raises(ValueError, match=r"H1: .*never reach 6.5%"):
         recovery.choose_situations([_fig4("S1", 1, 0.5, 0.9), _fig4("S1", 1, -9.5, 0.5)], 0.065, (0.03, 0.10))
-    with pytest.raises(ValueError, match="no Fig. 4 rows"):
+    with pytest.raises(ValueError, match="no Fig. 3 or Fig. 4 rows"):
         recovery.choose_situations([], 0.065, (0.03, 0.10))
+
+
+def test_recovery_situations_from_fig3_as_h1_against_one_opponent():
+    def fig3(opponent, komi, rate, colour="white", games=90):
+        return dict(figure="fig3", strong="S1-S3", opponent=opponent, strong_colour=colour, handicap=0, komi=komi,
+                    win_rate=rate, games=games)  # fmt: skip
+
+    rows = [fig3("W1", 9.5, 0.66), fig3("W1", -29.5, 0.067), fig3("W1", -48.5, 0.044)]
+    rows += [fig3("W3", -29.5, 0.05), fig3("W3", -48.5, 0.35), fig3("W1", -29.5, 0.5, colour="black")]
+    rows += [{**_fig4("S1-S3", 2, k, r), "opponent": "W1"} for k, r in ((8.5, 0.4), (0.5, 0.2), (-9.5, 0.0))]
+    rows += [{**_fig4("S1-S3", 1, -29.5, 0.2, games=30), "opponent": "W1"}]  # fewer games than Fig. 3's row
+    chosen = recovery.choose_situations(rows, 0.065, (0.03, 0.10), opponent="W1")
+    assert chosen[0] == dict(
+        handicap=1, komi=-29.5, calibration_rate=0.067, calibration_games=90, how="measured", figure="fig3"
+    )
+    assert chosen[1]["handicap"] == 2 and chosen[1]["komi"] == -6.5 and chosen[1]["how"] == "interpolated"
+    # Against W3 only W3's rows count (the H2 rows are W1's): H1 at -29.5, 5%, inside the band.
+    assert [(r["handicap"], r["komi"]) for r in recovery.choose_situations(rows, 0.065, (0.03, 0.10), "W3")] == [
+        (1, -29.5)
+    ]
+    with pytest.raises(ValueError, match="against W2"):
+        recovery.choose_situations(rows, 0.065, (0.03, 0.10), opponent="W2")
 
 
 def test_recovery_lambda_tests_compare_the_same_net_and_situation():
