@@ -107,6 +107,14 @@ Outputs in ``--outdir``:
   same two panels against the threshold, one line per agent, the
   baseline dotted.
 
+* ``compare.csv`` (with ``--compare_with DIR``): every cell of this run
+  (per strong net and pooled, each colour and both) beside the same cell
+  of another run's ``games.csv`` (its games of this run's strong nets
+  only), for instance the same cells at another visit count: both arms'
+  games, wins and rates, Fisher's exact test two-sided, the winning
+  margins' means and Welch's test two-sided, each with Holm and BH over
+  the pooled rows and over the per-net rows.
+
 ``--resume`` keeps the complete cells of an existing ``games.csv`` and plays
 the rest; ``--plot_only`` redraws every table and PNG from ``games.csv``.
 """
@@ -682,6 +690,66 @@ def agent_tests(cells: Sequence[dict]) -> list[dict]:
     return [*stat_tables.correct(pooled, *columns), *stat_tables.correct(per_net, *columns)]
 
 
+def compare_runs(cells: Sequence[dict], other_games: Sequence[results.GameResult], other: str) -> list[dict]:
+    """compare.csv: each cell of :func:`cell_rows` against the same cell of another run (module docstring).
+
+    ``other_games`` are the other run's games; only those of this run's
+    strong nets count, so its pooled rows pool the same nets. Cells the
+    other run did not play are left out.
+    """
+    nets = {r["strong"] for r in cells} - {ALL}
+    theirs = cell_rows([o for o in outcomes(other_games) if o.strong in nets])
+    key = ("strong", "opponent", "lambda", "mu", "threshold", "strong_colour")
+    by_key = {tuple(r[k] for k in key): r for r in theirs}
+    pooled, per_net = [], []
+    for r in cells:
+        b = by_key.get(tuple(r[k] for k in key))
+        if b is None or not r["games"] or not b["games"]:
+            continue
+        wins, base_wins = _successes(r), _successes(b)
+        mine, yours = list(r["_win_margins"]), list(b["_win_margins"])
+        row = {k: r[k] for k in key}
+        row.update(
+            other_run=other,
+            games=r["games"],
+            wins=wins,
+            win_rate=wins / r["games"],
+            other_games=b["games"],
+            other_wins=base_wins,
+            other_win_rate=base_wins / b["games"],
+            d_win_pts=100 * (wins / r["games"] - base_wins / b["games"]),
+            p_fisher_two=stats.fisher_win_test(wins, r["games"], base_wins, b["games"]),
+            score_n=len(mine),
+            score_mean=r["mean_win_margin"],
+            other_score_n=len(yours),
+            other_score_mean=b["mean_win_margin"],
+            score_diff=r["mean_win_margin"] - b["mean_win_margin"],
+            score_p_welch_two=stats.welch_t_test(mine, yours)[1],
+        )
+        (pooled if r["strong"] == ALL else per_net).append(row)
+    columns = ("p_fisher_two", "score_p_welch_two")
+    return [*stat_tables.correct(pooled, *columns), *stat_tables.correct(per_net, *columns)]
+
+
+def format_compare(rows: Sequence[dict]) -> str:
+    """The pooled rows of :func:`compare_runs` as text."""
+    lines = [
+        f"{'opponent':>10s} {'λ':>4s} {'μ':>4s} {'t':>4s} {'colour':>6s} {'wins':>9s} {'other':>9s} {'Δ win':>6s} "
+        f"{'p (Holm)':>15s} {'score':>6s} {'other':>6s} {'p (Holm)':>15s}"
+    ]
+    for r in rows:
+        if r["strong"] != ALL:
+            continue
+        lines.append(
+            f"{r['opponent']:>10s} {r['lambda']:4g} {r['mu']:4g} {r['threshold']:4g} {r['strong_colour']:>6s} "
+            f"{r['wins']:>4d}/{r['games']:<4d} {r['other_wins']:>4d}/{r['other_games']:<4d} {r['d_win_pts']:+6.1f} "
+            f"{r['p_fisher_two']:6.3g} ({r['p_fisher_two_holm']:6.3g}) {_num(r['score_mean'], '6.1f'):>6s} "
+            f"{_num(r['other_score_mean'], '6.1f'):>6s} "
+            f"{r['score_p_welch_two']:6.3g} ({r['score_p_welch_two_holm']:6.3g})"
+        )
+    return "\n".join(lines)
+
+
 def _is_plain(row: dict) -> bool:
     return (row["lambda"], row["mu"], row["threshold"]) == (0.0, 0.0, 0.0)
 
@@ -863,6 +931,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     p.add_argument("--sgf", action="store_true", help="write every game's SGF to <outdir>/sgf")
     p.add_argument("--resume", action="store_true", help="keep the complete cells of <outdir>/games.csv")
+    p.add_argument(
+        "--compare_with",
+        default="",
+        help="another run's outdir (its games.csv): compare every cell played in both (compare.csv)",
+    )
     matches.add_match_flags(p, plot_only="rebuild tables and PNGs from <outdir>/games.csv", max_batch=False)
     args = p.parse_args(argv)
     if args.komi is None:
@@ -965,6 +1038,18 @@ def write_tables(outdir: str) -> Tables:
     return tables
 
 
+def write_compare(outdir: str, other: str, cells: Sequence[dict]) -> list[dict]:
+    """Writes ``<outdir>/compare.csv``: this run's cells against those of ``<other>/games.csv``."""
+    path = os.path.join(other, "games.csv")
+    if not os.path.exists(path):
+        raise ValueError(f"--compare_with {other}: no games.csv there")
+    rows = compare_runs(cells, results.read_results(path), other)
+    if not rows:
+        raise ValueError(f"--compare_with {other}: no cell of {outdir} was played there with the same strong nets")
+    common.write_csv(os.path.join(outdir, "compare.csv"), rows, digits=6)
+    return rows
+
+
 def main(argv=None, *, exit_on_error: bool = False) -> int:
     args = parse_args(argv)
 
@@ -974,6 +1059,10 @@ def main(argv=None, *, exit_on_error: bool = False) -> int:
         print(format_cells(tables.cells))
         print("\nTable 1:")
         print(format_table1(tables.table1))
+        if args.compare_with:
+            rows = write_compare(args.outdir, args.compare_with, tables.cells)
+            print(f"\nAgainst {args.compare_with} (pooled; Fisher and Welch two-sided, Holm in brackets):")
+            print(format_compare(rows))
 
     return common.run_main(__file__, body, exit_on_error=exit_on_error)
 

@@ -46,3 +46,21 @@ def test_agent_tests_are_two_sample_and_corrected():
     assert row["p_win_rate_holm"] == pytest.approx(row["p_win_rate"])  # a family of one
     base = next(r for r in tables.table1 if r["lambda"] == 0.0)
     assert math.isnan(base["p_win_rate"]) and math.isnan(base["p_win_rate_holm"])
+
+
+def test_compare_runs_matches_cells_and_nets():
+    plain, agent = search.Agent(0.0, 0.0, 0.0), search.Agent(1.0, 1.0, 0.0)
+    # This run: S1 only (say at 1,000 visits); the other: S1 and S2 (at 128 visits), one cell S1 lacks here.
+    mine = [*_games("S1", plain, 18, 20, 5.0), *_games("S1", agent, 8, 20, 20.0)]
+    other = [*_games("S1", plain, 10, 20, 5.0), *_games("S2", plain, 20, 20, 5.0), *_games("S2", agent, 1, 20, 9.0)]
+    rows = st.compare_runs(st.analyse(mine).cells, other, "elsewhere")
+    keys = {(r["strong"], r["lambda"], r["strong_colour"]) for r in rows}
+    assert keys == {("S1", 0.0, "white"), ("S1", 0.0, "both"), ("all", 0.0, "white"), ("all", 0.0, "both")}
+    pooled = next(r for r in rows if r["strong"] == "all" and r["strong_colour"] == "white")
+    # S2's games are not pooled into the other run's "all": it pools this run's nets only.
+    assert (pooled["wins"], pooled["games"], pooled["other_wins"], pooled["other_games"]) == (18, 20, 10, 20)
+    assert pooled["d_win_pts"] == pytest.approx(40.0) and pooled["p_fisher_two"] < 0.05
+    assert pooled["other_run"] == "elsewhere" and pooled["score_diff"] == pytest.approx(0.0, abs=1.0)
+    assert all(r["p_fisher_two_holm"] >= r["p_fisher_two"] for r in rows)
+    with pytest.raises(ValueError, match="no games.csv"):
+        st.write_compare("/tmp", "/nonexistent_run_dir", st.analyse(mine).cells)
