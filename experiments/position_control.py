@@ -4,7 +4,7 @@
     python experiments/position_control.py --net=zoo:go7-S1 --level=10 --games=16 --visits=128 \\
         --methods=none,naive,A,B,C:1,C:2.5,endgame:2,endgame:5 --outdir=/tmp/position_control
     python experiments/position_control.py --net=zoo:go7-S1 --opponent=zoo:go7-W3 --games=214 --visits=128 \\
-        --methods=none,naive,B,C:1,C:2.5,endgame:2,endgame:5 --endgame_starts=107 --outdir=/tmp/pc_w3
+        --methods=none,naive,B,C:1,C:2.5,C:2.5@starts,endgame:2,endgame:5 --endgame_starts=107 --outdir=/tmp/pc_w3
     python experiments/position_control.py --outdir=/tmp/position_control --summarize_only
 
 Paper: Shi, Fan, Li, Hsueh and Ikeda, "Position control and production of
@@ -47,7 +47,9 @@ varies its play). Each condition of ``--methods`` is a method of
   gentleness c after the colon (default 2.5; C:2.5 is Leela_ABC25);
 * ``endgame[:γ]``: Algorithm 1 with SAI's score lead α + k, γ after the colon
   (default 5), applied from the first move, or with ``--endgame_starts`` from
-  near-even endgame positions as in the paper (below).
+  near-even endgame positions as in the paper (below);
+* any of these with the suffix ``@starts`` (e.g. ``C:2.5@starts``, Table
+  7's Leela+): played from the endgame starts.
 
 **The dominance check.** The paper's setting is an engine that wins every
 game uncontrolled. The ``none`` condition checks it: its row states whether
@@ -58,8 +60,11 @@ opposite one-sided test shows it below 95%, "unclear" otherwise; beside the
 then a controlled rate near ½ is not the paper's measurement.
 
 **Endgame starts** (``--endgame_starts N``, [PosCtl] §7.3). First N start
-positions are made: the strong net, uncontrolled, plays the opponent (or,
-against GNU Go, a copy of itself) in lockstep, with random opening moves
+positions are made: the strong net, uncontrolled, plays a copy of itself
+(``--endgame_rival=self``, the default: the paper took its starts from
+game records between equals, professionals' or 3-dans') or, with
+``--endgame_rival=opponent``, the opponent net, in lockstep, with random
+opening moves
 (``--opening_moves``, at least 4), and the position at ply ``--endgame_ply``
 (24 by default, about 60% of a 7×7 game) of each game still running is kept
 when the strong net's own score lead α + k for the side to move (the median
@@ -70,7 +75,10 @@ The starts go to ``endgame_starts.csv`` (reused by a rerun). Then each
 ``endgame[:γ]`` condition, and ``none`` as its baseline, is played from them
 (``MatchSettings.start_moves``): every start twice, the net Black in one
 game and White in the other, 2N games, labelled ``endgame:5@starts`` and
-``none@starts``. Their naturalness counts only the moves after the start.
+``none@starts``, beside any condition listed with ``@starts``. The paper
+compared Algorithm 1 with Leela_ABC25 from the same starts (Table 7), so
+``C:2.5@starts`` is the comparison to list. Naturalness from a start counts
+only the moves after it.
 
 **From 13×13 and 16,000 simulations to 7×7.** The paper's Leela searched
 16,000 simulations over 13×13's 170 actions, about 94 per action, and
@@ -134,7 +142,18 @@ Outputs in ``--outdir``:
   closer to ½ (``p_closer_to_half``, a one-sided test on |rate − ½| by a
   normal approximation to the difference of the two distances from ½), each
   with Holm and BH columns; and the exact binomial test of the rate against
-  ½ (``p_rate_is_half``);
+  ½ (``p_rate_is_half``); for the endgame conditions from the starts,
+  Fisher's test that they win less often than ``C:2.5@starts`` (Table 7's
+  Leela+; ``p_fewer_wins_than_leela_plus``) and the Mann–Whitney test that
+  they play fewer unnatural moves per game than it
+  (``p_fewer_unnatural_than_leela_plus``), each with Holm and BH; the share
+  of the net's own moves below prior 0.05 (``unnatural_share``, Table 7's
+  percentage); against ``naive`` from the same start (the paper's Method A,
+  Leela_naive and Leela_A15): Welch's test that its moves are nearer the
+  opponent's last move (per-game mean distances, one-sided,
+  ``p_nearer_last_move``, §5.2) and the Mann–Whitney test that it plays
+  fewer unnatural moves per game (one-sided,
+  ``p_fewer_unnatural_than_naive``, Table 1), each with Holm and BH;
 * ``position_control.png``: win rate, margin, unnatural moves and distance
   per condition.
 
@@ -161,6 +180,7 @@ from saijax import arena, control, go, gtp_match, match, player_cli, players, re
 METHODS = "none,naive,A,B,C:1,C:2.5,endgame:2,endgame:5"
 DOMINANCE_RATE = 0.95  # the uncontrolled net should win at least this often (the paper's won every game)
 STARTS = "@starts"  # the label suffix of conditions played from the endgame starts
+LEELA_PLUS = "C:2.5" + STARTS  # Table 7's Leela+ (Leela_ABC25 from the starts), Algorithm 1's comparison
 START_OPENING_MOVES = 4  # the fewest random opening moves of the games that make the endgame starts
 START_ROUNDS = 8  # the most rounds of 2N games played to find N endgame starts
 GAME_COLUMNS = tuple(
@@ -170,15 +190,27 @@ GAME_COLUMNS = tuple(
 )
 SUMMARY_COLUMNS = tuple(
     "condition method param opponent visits algorithm noise opening_moves start games wins draws win_rate "
-    "wilson_lo wilson_hi mean_margin sd_margin mean_abs_margin unnatural_per_game unnatural_ci distance "
-    "distance_ci opponent_distance dominant p_above_95 p_below_95 p_tost p_tost_holm p_tost_bh p_fewer_wins "
+    "wilson_lo wilson_hi mean_margin sd_margin mean_abs_margin unnatural_per_game unnatural_ci unnatural_share "
+    "distance distance_ci opponent_distance dominant p_above_95 p_below_95 p_tost p_tost_holm p_tost_bh p_fewer_wins "
     "p_fewer_wins_holm p_fewer_wins_bh p_closer_to_half p_closer_to_half_holm p_closer_to_half_bh "
-    "p_rate_is_half".split()
+    "p_rate_is_half p_fewer_wins_than_leela_plus p_fewer_wins_than_leela_plus_holm "
+    "p_fewer_wins_than_leela_plus_bh p_nearer_last_move p_nearer_last_move_holm p_nearer_last_move_bh "
+    "p_fewer_unnatural_than_naive p_fewer_unnatural_than_naive_holm p_fewer_unnatural_than_naive_bh "
+    "p_fewer_unnatural_than_leela_plus p_fewer_unnatural_than_leela_plus_holm "
+    "p_fewer_unnatural_than_leela_plus_bh".split()
 )
 START_COLUMNS = tuple("start ply to_play score_lead visits komi black white seed game moves".split())
 # Condition files written before the opponent could be a net.
 _OLD_COLUMNS = {"gnugo_mean_distance": "opponent_mean_distance", "gnugo_distance_moves": "opponent_distance_moves"}
-_CORRECTED = ("p_tost", "p_fewer_wins", "p_closer_to_half")
+_CORRECTED = (
+    "p_tost",
+    "p_fewer_wins",
+    "p_closer_to_half",
+    "p_fewer_wins_than_leela_plus",
+    "p_nearer_last_move",
+    "p_fewer_unnatural_than_naive",
+    "p_fewer_unnatural_than_leela_plus",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,16 +225,21 @@ class Condition:
 
 
 def parse_conditions(text: str, *, target_winrate: float = 0.5) -> list[Condition]:
-    """``"none,naive,A,B,C:1,C:2.5,endgame:2"`` as conditions (module docstring)."""
+    """``"none,naive,A,B,C:1,C:2.5,endgame:2,C:2.5@starts"`` as conditions (module docstring).
+
+    A condition with the suffix ``@starts`` is played from the endgame starts.
+    """
     out = []
     for item in (x.strip() for x in text.split(",")):
         if not item:
             continue
+        from_starts = item.endswith(STARTS)
+        item = item.removesuffix(STARTS)
         name, _, param = item.partition(":")
         if name.lower() == "none":
             if param:
                 raise ValueError(f"condition {item!r}: 'none' takes no parameter")
-            out.append(Condition("none", "none", None, None))
+            out.append(Condition("none" + (STARTS if from_starts else ""), "none", None, None, starts=from_starts))
             continue
         method = control.parse_method(name)
         if method is None:
@@ -218,8 +255,8 @@ def parse_conditions(text: str, *, target_winrate: float = 0.5) -> list[Conditio
             raise ValueError(f"condition {item!r}: {method} takes no parameter")
         else:
             config = control.ControlConfig(method=method, target_winrate=0.5 if method == "naive" else target_winrate)
-        label = method if value is None else f"{method}:{value:g}"
-        out.append(Condition(label, method, value, config))
+        label = (method if value is None else f"{method}:{value:g}") + (STARTS if from_starts else "")
+        out.append(Condition(label, method, value, config, starts=from_starts))
     labels = [c.label for c in out]
     if len(set(labels)) != len(labels):
         raise ValueError(f"a condition is listed twice: {labels}")
@@ -227,13 +264,17 @@ def parse_conditions(text: str, *, target_winrate: float = 0.5) -> list[Conditio
 
 
 def with_endgame_starts(conditions: list[Condition]) -> list[Condition]:
-    """The conditions with the endgame ones moved to the endgame starts, after ``none@starts``, their baseline."""
-    endgame = [c for c in conditions if c.method == "endgame"]
-    if not endgame:
+    """The conditions with the endgame ones moved to the endgame starts, after ``none@starts``, their baseline.
+
+    Conditions listed with ``@starts`` stay there, after the baseline.
+    """
+    endgame = [c for c in conditions if c.method == "endgame" or c.starts]
+    if not any(c.method == "endgame" for c in endgame):
         raise ValueError("--endgame_starts plays the endgame conditions from the starts: list one in --methods")
     baseline = Condition("none" + STARTS, "none", None, None, starts=True)
-    moved = [dataclasses.replace(c, label=c.label + STARTS, starts=True) for c in endgame]
-    return [c for c in conditions if c.method != "endgame"] + [baseline, *moved]
+    moved = [c if c.starts else dataclasses.replace(c, label=c.label + STARTS, starts=True) for c in endgame]
+    moved = [c for c in moved if c.label != baseline.label]
+    return [c for c in conditions if c not in endgame] + [baseline, *moved]
 
 
 def baseline_label(label: str) -> str:
@@ -447,8 +488,8 @@ def read_starts(path: str, board_size: int) -> list[dict]:
 def endgame_starts(base: players.Player, opponent: Opponent, args) -> list[dict]:
     """``--endgame_starts`` near-even positions at ``--endgame_ply``: read from ``endgame_starts.csv``, or made.
 
-    Against a net the strong net plays it; against GNU Go, a copy of itself
-    (module docstring). Rounds of 2N games (seeds ``--seed`` + 1000 + r) are
+    The strong net plays a copy of itself, or with ``--endgame_rival=opponent``
+    the opponent net (module docstring). Rounds of 2N games (seeds ``--seed`` + 1000 + r) are
     played until N starts are found, at most :data:`START_ROUNDS`.
 
     Raises:
@@ -467,7 +508,9 @@ def endgame_starts(base: players.Player, opponent: Opponent, args) -> list[dict]
             )
         print(f"endgame starts: {count} of {path}", flush=True)
         return starts[:count]
-    rival = opponent.player or base.replace(name=base.name + "-copy")
+    if args.endgame_rival == "opponent" and opponent.player is None:
+        raise ValueError("--endgame_rival=opponent needs a net --opponent (GNU Go's games are not played in lockstep)")
+    rival = opponent.player if args.endgame_rival == "opponent" else base.replace(name=base.name + "-copy")
     opening = max(opening_moves(args), START_OPENING_MOVES)
     candidates: list[dict] = []
     chosen: list[dict] = []
@@ -660,6 +703,12 @@ def _p(value: float) -> float | str:
     return float(f"{value:.4g}") if isinstance(value, float) and math.isfinite(value) else ""
 
 
+def _per_game(games: list[dict], key: str) -> list[float]:
+    """A per-game measure of some games, those where it is defined."""
+    values = [float(g[key]) for g in games if g.get(key, "") != ""]
+    return [v for v in values if math.isfinite(v)]
+
+
 def summarize(rows: list[dict], order: list[str], *, margin: float = 0.10) -> list[dict]:
     """One summary row per condition (module docstring); tests against each condition's baseline if played."""
     by = {}
@@ -679,12 +728,24 @@ def summarize(rows: list[dict], order: list[str], *, margin: float = 0.10) -> li
         unnatural, unnatural_ci = stats.mean_interval(g["unnatural"] for g in games)
         distance, distance_ci = stats.mean_interval(g["mean_distance"] for g in games)
         opponent_distance, _ = stats.mean_interval(g["opponent_mean_distance"] for g in games)
-        p_fewer = p_closer = math.nan
+        p_fewer = p_closer = p_leela = p_leela_natural = p_nearer = p_natural = math.nan
+        leela = by.get(LEELA_PLUS)
+        if leela is not None and label.endswith(STARTS) and games[0]["method"] == "endgame":
+            lw = np.array([float(g["net_result"]) for g in leela])
+            p_leela = stats.fisher_win_test(wins, n, int(np.sum(lw == 1)), len(lw), alternative="less")
+            fewer = stats.mann_whitney_test(_per_game(games, "unnatural"), _per_game(leela, "unnatural"), "less")
+            p_leela_natural = fewer[1]
+        net_moves = sum(int(g.get("net_moves") or 0) for g in games)
         base = by.get(baseline_label(label))
         if base is not None and label != baseline_label(label):
             b = np.array([float(g["net_result"]) for g in base])
             p_fewer = stats.fisher_win_test(wins, n, int(np.sum(b == 1)), len(b), alternative="less")
             p_closer = stats.closer_to_half_test(rate, n, float(np.mean(b)), len(b))
+        naive = by.get("naive" + (STARTS if label.endswith(STARTS) else ""))
+        if naive is not None and games is not naive:
+            p_natural = stats.mann_whitney_test(_per_game(games, "unnatural"), _per_game(naive, "unnatural"), "less")[1]
+            nearer = stats.welch_t_test(_per_game(games, "mean_distance"), _per_game(naive, "mean_distance"), "less")
+            p_nearer = nearer[1]
         check = dominance(wins + 0.5 * draws, n) if label == "none" else {}
         first = games[0]
         starts = {g.get("start", "") for g in games} - {""}
@@ -711,6 +772,7 @@ def summarize(rows: list[dict], order: list[str], *, margin: float = 0.10) -> li
                 "mean_abs_margin": round(float(np.nanmean(np.abs(margins))), 2),
                 "unnatural_per_game": round(unnatural, 3),
                 "unnatural_ci": round(unnatural_ci, 3),
+                "unnatural_share": round(sum(int(g["unnatural"]) for g in games) / net_moves, 4) if net_moves else "",
                 "distance": round(distance, 3),
                 "distance_ci": round(distance_ci, 3),
                 "opponent_distance": round(opponent_distance, 3),
@@ -721,6 +783,10 @@ def summarize(rows: list[dict], order: list[str], *, margin: float = 0.10) -> li
                 "p_fewer_wins": p_fewer,
                 "p_closer_to_half": p_closer,
                 "p_rate_is_half": stats.binomial_test(wins + 0.5 * draws, n, 0.5),
+                "p_fewer_wins_than_leela_plus": p_leela,
+                "p_fewer_unnatural_than_leela_plus": p_leela_natural,
+                "p_nearer_last_move": p_nearer,
+                "p_fewer_unnatural_than_naive": p_natural,
             }
         )
     # One family per test: the controlled conditions (the baselines are not claims).
@@ -776,6 +842,13 @@ def format_summary(summary: list[dict]) -> str:
             lines.append(
                 f"dominance ({s['condition']}): {s['dominant']} (win rate above {100 * DOMINANCE_RATE:.0f}%: "
                 f"p = {s['p_above_95']}; below: p = {s['p_below_95']})"
+            )
+    for s in summary:
+        if s.get("p_fewer_wins_than_leela_plus", "") != "":
+            lines.append(
+                f"{s['condition']} against {LEELA_PLUS} (Table 7's Leela+): fewer wins, Fisher one-sided "
+                f"p = {s['p_fewer_wins_than_leela_plus']} (Holm {s['p_fewer_wins_than_leela_plus_holm']}); "
+                f"moves below prior 0.05: {s['unnatural_share']}"
             )
     settings = {(s["opponent"], s["visits"], s["algorithm"], s["noise"], s["opening_moves"]) for s in summary}
     settings.discard(("", "", "", "", ""))  # condition files of older runs
@@ -858,6 +931,8 @@ def run(args) -> list[dict]:
     gnugo_level(args.opponent, args.level)  # a bad --opponent fails before anything is played
     if args.endgame_starts:
         conditions = with_endgame_starts(conditions)
+    elif any(c.starts for c in conditions):
+        raise ValueError(f"--methods={args.methods}: a condition @starts needs --endgame_starts")
     order = [c.label for c in conditions]
     if not args.summarize_only:
         os.makedirs(os.path.join(args.outdir, "conditions"), exist_ok=True)
@@ -920,6 +995,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         default=0,
         help="play the endgame conditions (and none@starts) from this many near-even endgame positions, each "
         "with both colours (0: endgame from the first move)",
+    )
+    p.add_argument(
+        "--endgame_rival",
+        choices=("self", "opponent"),
+        default="self",
+        help="who the strong net plays to make the endgame starts: a copy of itself or the --opponent net",
     )
     p.add_argument("--endgame_ply", type=int, default=24, help="the endgame starts' ply (about 60%% of a 7x7 game)")
     p.add_argument(

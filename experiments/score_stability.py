@@ -87,6 +87,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--komi", type=float, default=9.5)
     p.add_argument("--opening_moves", type=int, default=2, help="random first moves per game pair")
     p.add_argument("--restart", action="store_true", help="replay every match (default: resume games.csv)")
+    p.add_argument(
+        "--summarize_only",
+        action="store_true",
+        help="rebuild summary.csv, tests.csv and the PNG from positions.csv and resign_points.csv",
+    )
     args = p.parse_args(argv)
     if args.games < 2 or args.games % 2:
         p.error(f"--games must be even and >= 2 (colours alternate), got {args.games}")
@@ -213,7 +218,33 @@ def play_games(args, strong: players.Player, opponents: list[players.Player]) ->
     return games
 
 
+def write_tables(out: str, position_rows: list[dict], point_rows: list[dict], visits: list[int], games: int) -> dict:
+    """summary.csv, tests.csv and the PNG from the positions' estimates and the resign points."""
+    summary, tests = summarize(position_rows, point_rows, visits)
+    common.write_csv(os.path.join(out, "summary.csv"), summary, digits=4)
+    common.write_csv(os.path.join(out, "tests.csv"), tests, digits=6)
+    plot(position_rows, summary, os.path.join(out, "score_stability.png"))
+    print(format_table(summary, games))
+    return {"positions": position_rows, "points": point_rows, "summary": summary, "tests": tests}
+
+
+def summarize_only(args) -> dict[str, list[dict]]:
+    """Rebuilds the tables from ``positions.csv`` and ``resign_points.csv`` of ``--outdir``."""
+    paths = [os.path.join(args.outdir, name) for name in ("positions.csv", "resign_points.csv")]
+    for path in paths:
+        if not os.path.exists(path):
+            raise ValueError(f"--summarize_only: {path} does not exist (run the experiment first)")
+    positions = common.read_csv(paths[0], text=("estimator",))
+    points = common.read_csv(paths[1], text=("black", "white", "sgf"))
+    visits = sorted({int(r["estimator"].split()[1]) for r in positions if r["estimator"] != ROOT})
+    games_path = os.path.join(args.outdir, "games.csv")
+    games = len(common.read_csv(games_path)) if os.path.exists(games_path) else len(points)
+    return write_tables(args.outdir, positions, points, visits, games)
+
+
 def run(args) -> dict[str, list[dict]]:
+    if args.summarize_only:
+        return summarize_only(args)
     rules = go.GoRules(args.board_size)
     nets = dict(board_size=args.board_size, options=common.player_options(args), seed=args.seed)
     (strong,) = common.load_nets(args.strong, **nets)
@@ -270,15 +301,9 @@ def run(args) -> dict[str, list[dict]]:
         g = pt["game"]
         point_rows.append(dict(game=i, black=g.black, white=g.white, sgf=g.sgf, resign_ply=pt["ply"],
                                moves=g.moves, final_margin=g.margin, reference_margin=float(reference[i])))  # fmt: skip
-    summary, tests = summarize(position_rows, point_rows, visits)
-    out = args.outdir
-    common.write_csv(os.path.join(out, "positions.csv"), position_rows)
-    common.write_csv(os.path.join(out, "resign_points.csv"), point_rows)
-    common.write_csv(os.path.join(out, "summary.csv"), summary, digits=4)
-    common.write_csv(os.path.join(out, "tests.csv"), tests, digits=6)
-    plot(position_rows, summary, os.path.join(out, "score_stability.png"))
-    print(format_table(summary, len(games)))
-    return {"positions": position_rows, "points": point_rows, "summary": summary, "tests": tests}
+    common.write_csv(os.path.join(args.outdir, "positions.csv"), position_rows)
+    common.write_csv(os.path.join(args.outdir, "resign_points.csv"), point_rows)
+    return write_tables(args.outdir, position_rows, point_rows, visits, len(games))
 
 
 # --------------------------------------------------------------------------
@@ -302,6 +327,11 @@ def per_game(position_rows: list[dict], point_rows: list[dict], estimator: str, 
     return {"neighbour": np.array(neighbour), "visit": np.array(visit), "error": np.array(error)}
 
 
+def _wilcoxon_less(a: np.ndarray, b: np.ndarray) -> float:
+    """Wilcoxon signed-rank p that ``a`` is smaller than ``b`` (paired, one-sided; the opposite direction)."""
+    return _wilcoxon_greater(b, a)
+
+
 def _wilcoxon_greater(a: np.ndarray, b: np.ndarray) -> float:
     ok = np.isfinite(a) & np.isfinite(b)
     if ok.sum() < 2 or np.allclose(a[ok], b[ok]):
@@ -319,7 +349,8 @@ def summarize(position_rows: list[dict], point_rows: list[dict], visits: list[in
     for e in estimators:
         d = data[e]
         err = d["error"][np.isfinite(d["error"])]
-        lo, hi = stats.mean_interval(np.abs(err), t=True) if err.size > 1 else (np.nan, np.nan)
+        mae, half = stats.mean_interval(np.abs(err), t=True) if err.size > 1 else (np.nan, np.nan)
+        lo, hi = mae - half, mae + half
         estimate = d["error"] + reference
         same_side = np.mean(np.sign(estimate) == np.sign(reference)) if len(reference) else np.nan
         summary.append({
@@ -346,11 +377,12 @@ def summarize(position_rows: list[dict], point_rows: list[dict], visits: list[in
             "neighbour_change": float(np.nanmean(data[e]["neighbour"])),
             "against_neighbour_change": float(np.nanmean(data[best]["neighbour"])),
             "p_neighbour_greater": _wilcoxon_greater(data[e]["neighbour"], data[best]["neighbour"]),
+            "p_neighbour_less": _wilcoxon_less(data[e]["neighbour"], data[best]["neighbour"]),
             "mean_abs_error": float(np.nanmean(np.abs(data[e]["error"]))),
             "against_mean_abs_error": float(np.nanmean(np.abs(data[best]["error"]))),
             "p_abs_error_greater": _wilcoxon_greater(np.abs(data[e]["error"]), np.abs(data[best]["error"])),
         })  # fmt: skip
-    return summary, stat_tables.correct(tests, "p_neighbour_greater", "p_abs_error_greater")
+    return summary, stat_tables.correct(tests, "p_neighbour_greater", "p_neighbour_less", "p_abs_error_greater")
 
 
 def format_table(summary: list[dict], games: int) -> str:

@@ -133,7 +133,7 @@ def test_recovery_lambda_tests_compare_the_same_net_and_situation():
     assert by["S1"]["p_fisher_greater_holm"] >= by["S1"]["p_fisher_greater"]
 
 
-def test_score_stability_measures_moves_between_neighbours_and_visits():
+def test_score_stability_measures_moves_between_neighbours_and_visits(tmp_path):
     from experiments import score_stability as ss
 
     # Two games; at offsets -1, 0, +1 the root estimate jumps, the 1,000-visit median does not.
@@ -149,7 +149,17 @@ def test_score_stability_measures_moves_between_neighbours_and_visits():
     assert by[ss.ROOT]["visit_change"] == 13.0 and by["median 1000"]["visit_change"] == 0.0
     assert by[ss.ROOT]["mean_error"] == -12.0 and by["median 1000"]["mean_abs_error"] == 1.0
     assert by[ss.ROOT]["winner_side"] == 0.5 and by["median 1000"]["winner_side"] == 1.0
+    # The interval is around the mean absolute error (bounds, not a mean and a half-width).
+    assert by[ss.ROOT]["mae_lo"] == by[ss.ROOT]["mae_hi"] == 12.0 and by["median 1000"]["mae_lo"] == 1.0
     assert [t["estimator"] for t in tests] == [ss.ROOT] and tests[0]["against"] == "median 1000"
+    assert tests[0]["p_neighbour_less"] >= tests[0]["p_neighbour_greater"]  # the root moves more here
+    # --summarize_only rebuilds the same tables from the written estimates.
+    common.write_csv(tmp_path / "positions.csv", rows)
+    common.write_csv(tmp_path / "resign_points.csv", points)
+    assert ss.main(["--outdir", str(tmp_path), "--summarize_only"]) == 0
+    rebuilt = {r["estimator"]: r for r in common.read_csv(tmp_path / "summary.csv")}
+    assert float(rebuilt[ss.ROOT]["neighbour_change"]) == 18.0 and float(rebuilt["median 1000"]["mae_hi"]) == 1.0
+    assert (tmp_path / "score_stability.png").exists()
     assert ss.resign_ply(np.array([0.5, 0.05, 0.04]), np.array([False, False, False]), 0.1, 2) == 2
     assert ss.resign_ply(np.array([0.5, 0.5]), np.array([False, False]), 0.1, 0) is None
 

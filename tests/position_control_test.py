@@ -148,6 +148,14 @@ def test_conditions_from_the_starts():
     assert pc.baseline_label("endgame:2@starts") == "none@starts" and pc.baseline_label("C:2.5") == "none"
     with pytest.raises(ValueError, match="endgame"):
         pc.with_endgame_starts(pc.parse_conditions("none,C:2.5"))
+    # Table 7's comparison: Leela+ (C:2.5) from the same starts, listed with @starts.
+    conditions = pc.with_endgame_starts(pc.parse_conditions("none,C:2.5,C:2.5@starts,endgame:5,none@starts"))
+    assert [(c.label, c.starts) for c in conditions] == [
+        ("none", False), ("C:2.5", False), ("none@starts", True), ("C:2.5@starts", True),
+        ("endgame:5@starts", True)]  # fmt: skip
+    assert conditions[3].config.gentleness == 2.5 and pc.baseline_label("C:2.5@starts") == "none@starts"
+    with pytest.raises(ValueError, match="@starts needs --endgame_starts"):
+        pc.run(pc.parse_args(["--outdir=x", "--methods=none,C:2.5@starts"]))
     assert pc.gnugo_level("gnugo", 7) == 7 and pc.gnugo_level("gnugo:3", 7) == 3
     assert pc.gnugo_level("W=zoo:go7-W3", 7) is None
     with pytest.raises(ValueError, match="gnugo"):
@@ -169,21 +177,31 @@ def test_match_settings_check_start_moves():
         match.MatchSettings(games=1, start_moves=((-1,),))
 
 
-def test_tiny_run_against_a_net_with_endgame_starts(tmp_path, capsys):
-    argv = [*TINY, "--net=uniform", "--opponent=W=random", "--games=2", "--methods=none,endgame:5",
-            "--endgame_starts=1", "--endgame_ply=4", "--endgame_band=100", "--outdir", str(tmp_path)]  # fmt: skip
+@pytest.mark.parametrize("rival", ["self", "opponent"])
+def test_tiny_run_against_a_net_with_endgame_starts(tmp_path, capsys, rival):
+    argv = [*TINY, "--net=uniform", "--opponent=W=random", "--games=2", "--methods=none,endgame:5,C:2.5@starts",
+            "--endgame_starts=1", "--endgame_ply=4", "--endgame_band=100", f"--endgame_rival={rival}",
+            "--outdir", str(tmp_path)]  # fmt: skip
     assert pc.main(argv) == 0
     out = capsys.readouterr().out
+    assert f"games of uniform vs {'uniform-copy' if rival == 'self' else 'W'} " in out
     assert "needs 214 games" in out and "WARNING" in out  # 2 games cannot show dominance
     assert {"summary.csv", "games.csv", "endgame_starts.csv", "position_control.png"} <= set(os.listdir(tmp_path))
     summary = common.read_csv(tmp_path / "summary.csv")
-    assert [r["condition"] for r in summary] == ["none", "none@starts", "endgame:5@starts"]
+    assert [r["condition"] for r in summary] == ["none", "none@starts", "endgame:5@starts", "C:2.5@starts"]
     assert list(summary[0]) == list(pc.SUMMARY_COLUMNS)
     by = {r["condition"]: r for r in summary}
     assert by["none"]["dominant"] == "unclear" and by["none"]["opening_moves"] == "4"
     assert by["none"]["opponent"].startswith("W: 2 visits gumbel") and by["none"]["noise"] == "gumbel_scale=1"
     assert by["endgame:5@starts"]["p_tost_holm"] != "" and by["none@starts"]["p_tost_holm"] == ""
     assert by["endgame:5@starts"]["p_fewer_wins"] != "" and by["endgame:5@starts"]["opening_moves"] == "0"
+    assert by["endgame:5@starts"]["p_fewer_wins_than_leela_plus"] != ""
+    assert by["endgame:5@starts"]["p_fewer_unnatural_than_leela_plus_holm"] != ""
+    assert by["C:2.5@starts"]["p_fewer_wins_than_leela_plus"] == "" and by["C:2.5@starts"]["games"] == "2"
+    share = float(by["none"]["unnatural_share"])
+    played = [g for g in common.read_csv(tmp_path / "games.csv") if g["condition"] == "none"]
+    expected = sum(int(g["unnatural"]) for g in played) / sum(int(g["net_moves"]) for g in played)
+    assert share == pytest.approx(expected, abs=1e-4)
     assert by["endgame:5@starts"]["start"] == "1 endgame starts at ply 4" and by["endgame:5@starts"]["games"] == "2"
     (start,) = common.read_csv(tmp_path / "endgame_starts.csv")
     assert start["ply"] == "4" and start["to_play"] == "black" and len(start["moves"].split()) == 4
@@ -212,3 +230,23 @@ def test_start_moves_against_gnugo(gnugo_path, tmp_path):
         record = sgf.read_sgf(g.sgf)
         assert record.moves[:2] == (12, 6) and record.comments[:2] == ("start position move",) * 2
     assert [g.black for g in games] == ["u", "gnugo-l1"] and all(isinstance(g, results.GameResult) for g in games)
+
+
+def test_naturalness_and_distance_are_tested_against_naive():
+    naive = _rows("naive", 5, 20)
+    for i, g in enumerate(naive):
+        g.update(unnatural=4 + i % 3, mean_distance=3.0 + 0.1 * (i % 4), net_moves=20)
+    gentle = _rows("C:2.5", 10, 20)
+    for i, g in enumerate(gentle):
+        g.update(unnatural=i % 2, mean_distance=2.0 + 0.1 * (i % 4), net_moves=20)
+    plain = _rows("none", 19, 20)
+    for i, g in enumerate(plain):
+        g.update(unnatural=i % 3, mean_distance=2.5 + 0.1 * (i % 5), net_moves=20)
+    summary = {r["condition"]: r for r in pc.summarize([*plain, *naive, *gentle], ["none", "naive", "C:2.5"])}
+    c = summary["C:2.5"]
+    assert c["p_nearer_last_move"] < 1e-6 and c["p_fewer_unnatural_than_naive"] < 1e-6
+    assert c["unnatural_share"] == pytest.approx(10 / 400)
+    assert summary["naive"]["p_nearer_last_move"] == ""
+    assert summary["naive"]["unnatural_share"] == pytest.approx(99 / 400)
+    # Holm over the controlled conditions (naive has no test against itself): a family of one.
+    assert c["p_nearer_last_move_holm"] == pytest.approx(c["p_nearer_last_move"], rel=1e-3)
