@@ -205,6 +205,9 @@ def plot_fig4(rows: Sequence[dict], title: str = ""):
         if ticks:
             ax.set_xticks(ticks)
             ax.set_xlim(ticks[-1] + 0.5, ticks[0] - 0.5)  # high komi on the left
+        else:
+            ax.set_xticks([])
+            ax.text(0.5, 0.5, "not played", transform=ax.transAxes, ha="center", va="center", color="0.5")
         ax.set_ylim(-0.03, 1.03)
         ax.axhline(0.5, color="0.7", lw=0.8, ls=":")
         ax.set_xlabel("komi (to the right: worse for White)")

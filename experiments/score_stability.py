@@ -256,6 +256,14 @@ def run(args) -> dict[str, list[dict]]:
         config=dataclasses.replace(scorer.config, num_simulations=args.continuation_visits, gumbel_scale=0.0)
     )
     visits = common.parse_list(args.score_visits, int)
+    pairs = args.games * len(opponents)
+    print(
+        f"power: {pairs} games, each estimator paired with the {max(visits)}-visit median on the same resign point, "
+        f"detect a mean per-game difference of {stats.detectable_paired_shift(pairs, alternative='greater'):.2f} sd "
+        "of the differences (Wilcoxon signed-rank, one-sided α 0.05, power 0.8; fewer if some games have no "
+        "resign point)",
+        flush=True,
+    )
     games = play_games(args, strong, opponents)
 
     # Resign points: the scorer's network (1 visit) on every position of every game.
@@ -327,6 +335,15 @@ def per_game(position_rows: list[dict], point_rows: list[dict], estimator: str, 
     return {"neighbour": np.array(neighbour), "visit": np.array(visit), "error": np.array(error)}
 
 
+def _detectable(name: str, differences: np.ndarray) -> dict[str, float]:
+    """The per-game differences' sd and the smallest mean difference, in
+    points, a one-sided signed-rank test on them detects (power 0.8)."""
+    d = differences[np.isfinite(differences)]
+    sd = float(d.std(ddof=1)) if d.size > 1 else np.nan
+    shift = stats.detectable_paired_shift(d.size, sd, alternative="greater") if d.size > 1 and sd > 0 else np.nan
+    return {f"sd_{name}_difference": sd, f"detectable_{name}_difference": shift}
+
+
 def _wilcoxon_less(a: np.ndarray, b: np.ndarray) -> float:
     """Wilcoxon signed-rank p that ``a`` is smaller than ``b`` (paired, one-sided; the opposite direction)."""
     return _wilcoxon_greater(b, a)
@@ -381,6 +398,8 @@ def summarize(position_rows: list[dict], point_rows: list[dict], visits: list[in
             "mean_abs_error": float(np.nanmean(np.abs(data[e]["error"]))),
             "against_mean_abs_error": float(np.nanmean(np.abs(data[best]["error"]))),
             "p_abs_error_greater": _wilcoxon_greater(np.abs(data[e]["error"]), np.abs(data[best]["error"])),
+            **_detectable("neighbour", data[e]["neighbour"] - data[best]["neighbour"]),
+            **_detectable("abs_error", np.abs(data[e]["error"]) - np.abs(data[best]["error"])),
         })  # fmt: skip
     return summary, stat_tables.correct(tests, "p_neighbour_greater", "p_neighbour_less", "p_abs_error_greater")
 

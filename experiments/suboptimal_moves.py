@@ -33,9 +33,23 @@ measured, on games played out to the count (nobody resigns):
 7×7 translation: komi 9.5 (7.5 on 9×9, fair komi 9 against 7), the papers'
 W3 is the zoo's go7-W3, and 1,000 visits become ``--visits``.
 
+**The tests** (``tests.csv``), one-sided in the paper's direction, Holm
+and BH beside each p column over the table: each SAI agent against the
+winrate net when there is one (the paper's comparison), and each further
+agent against the first (``--agents``' λ > 0 against λ = 0). Per pair:
+winning margins (Welch and Mann–Whitney, larger), point-losing moves per
+won game (Mann–Whitney, fewer), won games with none (Fisher, more), and
+the win rates against the opponent (Fisher, two-sided: the nets should be
+of similar strength), with the smallest margin difference the wins can
+detect. Before it plays the script prints what ``--games`` can detect.
+``--head_to_head N`` also plays the first SAI agent against the winrate
+net directly, N games with colours alternating (``head_to_head.csv``: the
+SAI net's win rate, Wilson interval, exact binomial test against ½).
+
 Outputs in ``--outdir``: ``games.csv`` (every game), ``moves.csv`` (every
 move of every won game: the scorer's estimate before and after, the loss),
-``summary.csv`` and ``suboptimal_moves.png``.
+``summary.csv``, ``tests.csv``, ``head_to_head.csv`` (with
+``--head_to_head``) and ``suboptimal_moves.png``.
 """
 
 from __future__ import annotations
@@ -49,7 +63,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments import common
+from experiments import common, matches, stat_tables
 from saijax import arena, go, match, players, search, sgf, stats
 
 
@@ -68,9 +82,22 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--loss", type=float, default=1.0, help="points a move must lose to count")
     p.add_argument("--decided", type=float, default=5.0, help="the winner's estimated lead that decides a game")
     p.add_argument("--opening_moves", type=int, default=2)
+    p.add_argument(
+        "--summarize_only",
+        action="store_true",
+        help="rebuild summary.csv, tests.csv and the PNG from --outdir's games.csv and moves.csv (no play)",
+    )
+    p.add_argument(
+        "--head_to_head",
+        type=int,
+        default=0,
+        help="also play the first SAI agent against --winrate_net, this many games (0: none)",
+    )
     args = p.parse_args(argv)
     if args.games < 1 or args.visits < 1 or args.score_visits < 1:
         p.error("--games, --visits and --score_visits must be >= 1")
+    if args.head_to_head < 0 or (args.head_to_head and not args.winrate_net):
+        p.error(f"--head_to_head {args.head_to_head}: needs a --winrate_net and a count >= 0")
     scorer = common.parse_nets(args.scorer)[0][1] if args.scorer else ""
     compared = {spec for _, spec in common.parse_nets(",".join(x for x in (args.strong, args.winrate_net) if x))}
     if scorer in compared:
@@ -143,12 +170,16 @@ def winner_plies(num_moves: int, moves_first: bool, opening_moves: int) -> range
 
 
 def run(args) -> dict[str, list[dict]]:
+    if args.summarize_only:
+        return summarize_only(args)
     rules = go.GoRules(args.board_size)
     plain = common.player_options(args, lambda_=0.0, mu=0.0, threshold=0.0)
     (opponent,) = common.load_nets(args.opponent, board_size=args.board_size, options=plain, seed=args.seed)
     (scorer,) = common.load_nets([("scorer", args.scorer)], board_size=args.board_size, options=plain)
+    compared = conditions(args)
+    print(power_lines(args.games), flush=True)
     game_rows, move_rows = [], []
-    for player in conditions(args):
+    for player in compared:
         t0 = time.time()
         settings = match.MatchSettings(
             games=args.games,
@@ -184,11 +215,102 @@ def run(args) -> dict[str, list[dict]]:
         print(f"{player.name}: {len(won)}/{len(games)} won vs {opponent.name} ({time.time() - t0:.0f}s)", flush=True)
     common.write_csv(os.path.join(args.outdir, "games.csv"), game_rows)
     common.write_csv(os.path.join(args.outdir, "moves.csv"), move_rows, MOVE_COLUMNS)
+    out = write_tables(args, game_rows, move_rows, compared[-1].name if args.winrate_net else None)
+    if args.head_to_head:
+        out["head_to_head"] = head_to_head(args, compared[0], compared[-1])
+    return out
+
+
+def write_tables(args, game_rows: list[dict], move_rows: list[dict], winrate_net: str | None) -> dict:
+    """summary.csv, tests.csv and the PNG from the games and the judged moves."""
     summary = summarize(game_rows, move_rows, args)
     common.write_csv(os.path.join(args.outdir, "summary.csv"), summary)
     print(format_table(summary))
+    tests = compare(game_rows, move_rows, args, winrate_net=winrate_net)
+    common.write_csv(os.path.join(args.outdir, "tests.csv"), tests, digits=6)
+    print(format_tests(tests))
     plot(game_rows, summary, os.path.join(args.outdir, "suboptimal_moves.png"))
-    return {"games": game_rows, "moves": move_rows, "summary": summary}
+    return {"games": game_rows, "moves": move_rows, "summary": summary, "tests": tests}
+
+
+def summarize_only(args) -> dict[str, list[dict]]:
+    """Rebuilds the tables from ``--outdir``'s ``games.csv`` and ``moves.csv``: the winrate net is the
+    condition named by ``--winrate_net`` (or, without it, none)."""
+    paths = [os.path.join(args.outdir, name) for name in ("games.csv", "moves.csv")]
+    for path in paths:
+        if not os.path.exists(path):
+            raise ValueError(f"--summarize_only: {path} does not exist (run the experiment first)")
+    game_rows = common.read_csv(paths[0])  # strings; the summary reads only these numbers:
+    for g in game_rows:
+        g["game"], g["margin"] = int(g["game"]), float(g["margin"])
+    move_rows = common.read_csv(paths[1], text=("condition", "move", "decided"))
+    for m in move_rows:
+        m["game"], m["decided"] = int(m["game"]), m["decided"] == "True"
+    winrate_net = None
+    if args.winrate_net:
+        name, spec = common.parse_nets(args.winrate_net)[0]
+        winrate_net = name or common._default_name(spec) or spec  # as load_nets names it
+        names = set(g["condition"] for g in game_rows)
+        if winrate_net not in names:
+            raise ValueError(f"--winrate_net {args.winrate_net!r}: no condition {winrate_net!r} in {paths[0]} "
+                             f"(conditions: {', '.join(sorted(names))})")  # fmt: skip
+    return write_tables(args, game_rows, move_rows, winrate_net)
+
+
+def _distinct(game_rows: list[dict], name: str) -> int | str:
+    """The distinct games (same moves in the same order) of a condition, from its SGFs; "" without them."""
+    paths = [g.get("sgf") for g in game_rows if g["condition"] == name]
+    if not paths or not all(p and os.path.exists(p) for p in paths):
+        return ""
+    records = [sgf.read_sgf(p, check=False) for p in paths]
+    return matches.distinct_games([r.moves for r in records], records[0].size)[0]
+
+
+def power_lines(games: int) -> str:
+    """What ``games`` per condition can detect, printed before playing (wins assumed 90% of the games)."""
+    wins = max(2, round(0.9 * games))
+    none = stat_tables.detectable_line(wins, "won games, about 90% of each condition's", (0.55, 0.75), "higher")
+    margin = stats.detectable_mean_difference(1.0, wins, 1.0, wins, alternative="greater")
+    return (
+        "power (one-sided α 0.05, power 0.8):\n"
+        f"  won games with no point-losing move: {none}\n"
+        f"  winning margins (Welch): a difference of {margin:.2f} sd of the margins "
+        f"({margin * 18:.1f} points at the first round's sd of 18)"
+    )
+
+
+def head_to_head(args, sai: players.Player, winrate: players.Player) -> dict:
+    """The SAI net against the winrate net: similar strength, as the paper's comparison assumes."""
+    settings = match.MatchSettings(
+        games=args.head_to_head,
+        komi=args.komi,
+        seed=args.seed + 7919,
+        opening_moves=args.opening_moves,
+        sgf_dir=os.path.join(args.outdir, "sgf", "head_to_head"),
+    )
+    t0 = time.time()
+    games = arena.play_match(sai, winrate, settings)
+    wins = sum(g.winner == ("black" if g.black == sai.name else "white") for g in games)
+    draws = sum(g.winner == "draw" for g in games)
+    n = len(games)
+    lo, hi = stats.wilson_interval(wins + 0.5 * draws, n)
+    row = {
+        "player": sai.name,
+        "opponent": winrate.name,
+        "games": n,
+        "wins": wins,
+        "draws": draws,
+        "win_rate": (wins + 0.5 * draws) / n,
+        "wilson_lo": lo,
+        "wilson_hi": hi,
+        "p_binomial_half": stats.binomial_test(wins + 0.5 * draws, n, 0.5),
+        "wins_as_black": sum(g.black == sai.name and g.winner == "black" for g in games),
+        "games_as_black": sum(g.black == sai.name for g in games),
+    }
+    common.write_csv(os.path.join(args.outdir, "head_to_head.csv"), [row], digits=6)
+    print(f"{sai.name} vs {winrate.name}: {wins}/{n} ({100 * row['win_rate']:.1f}% [{100 * lo:.0f}, {100 * hi:.0f}]), "
+          f"binomial p against ½ {row['p_binomial_half']:.3g} ({time.time() - t0:.0f}s)", flush=True)  # fmt: skip
+    return row
 
 
 def _win_margins(game_rows: list[dict], name: str) -> np.ndarray:
@@ -227,12 +349,15 @@ def summarize(game_rows: list[dict], move_rows: list[dict], args) -> list[dict]:
         row = {
             "condition": name,
             "games": len(games),
+            "distinct_games": _distinct(game_rows, name),
             "wins": len(margins),
             "mean_win_margin": round(float(np.mean(margins)), 2) if len(margins) else "",
             "sd_win_margin": round(float(np.std(margins, ddof=1)), 2) if len(margins) > 1 else "",
             "p_margin_gt_ref": "",
             "losing_moves_per_win": round(float(np.mean(counts)), 3) if len(counts) else "",
             "losing_moves_when_decided": round(float(np.mean(decided)), 3) if len(decided) else "",
+            "won_games_with_none": int(np.sum(counts == 0)),
+            "won_games_with_none_decided": int(np.sum(decided == 0)),
             "p_losing_moves_vs_ref": "",
         }
         if name != ref and len(margins) > 1 and len(ref_margins) > 1:
@@ -241,6 +366,67 @@ def summarize(game_rows: list[dict], move_rows: list[dict], args) -> list[dict]:
             row["p_losing_moves_vs_ref"] = round(stats.mann_whitney_test(counts, ref_counts)[1], 5)
         out.append(row)
     return out
+
+
+def _pairs(names: list[str], winrate_net: str | None) -> list[tuple[str, str]]:
+    """(condition, baseline): every SAI agent against the winrate net, then every further agent against the first."""
+    sai = [n for n in names if n != winrate_net]
+    out = [(n, winrate_net) for n in sai] if winrate_net in names else []
+    return out + [(n, sai[0]) for n in sai[1:]]
+
+
+def compare(game_rows: list[dict], move_rows: list[dict], args, winrate_net: str | None) -> list[dict]:
+    """The test table: margins, point-losing moves, won games with none and win rates per pair, Holm/BH."""
+    names = list(dict.fromkeys(g["condition"] for g in game_rows))
+    rows = []
+    for name, base in _pairs(names, winrate_net):
+        margins, base_margins = _win_margins(game_rows, name), _win_margins(game_rows, base)
+        counts = _losing_counts(move_rows, name, args.loss, False)
+        base_counts = _losing_counts(move_rows, base, args.loss, False)
+        games = sum(g["condition"] == name for g in game_rows)
+        base_games = sum(g["condition"] == base for g in game_rows)
+        row = {"condition": name, "baseline": base}
+        row.update(stat_tables.compare_wins(len(margins), games, len(base_margins), base_games, "less"))
+        row.pop("p_fisher_less")
+        row.update(stat_tables.compare_margins(list(margins), list(base_margins), prefix="margin_"))
+        row["margin_detectable_diff"] = stat_tables.margin_power("", "", list(margins), list(base_margins))[
+            "detectable_margin_diff_one_sided"
+        ]
+        row["losing_moves_per_win"] = float(np.mean(counts)) if len(counts) else np.nan
+        row["base_losing_moves_per_win"] = float(np.mean(base_counts)) if len(base_counts) else np.nan
+        row["p_losing_moves_fewer"] = (
+            stats.mann_whitney_test(counts, base_counts, "less")[1] if len(counts) and len(base_counts) else np.nan
+        )
+        none, base_none = int(np.sum(counts == 0)), int(np.sum(base_counts == 0))
+        row.update(won_with_none=none, won=len(counts), base_won_with_none=base_none, base_won=len(base_counts))
+        row["p_with_none_more"] = (
+            stats.fisher_win_test(none, len(counts), base_none, len(base_counts), "greater")
+            if len(counts) and len(base_counts)
+            else np.nan
+        )
+        rows.append(row)
+    columns = ("margin_p_welch_greater", "margin_p_mw_greater", "p_losing_moves_fewer", "p_with_none_more")
+    return stat_tables.correct(rows, *columns, "p_fisher_two")
+
+
+def format_tests(tests: list[dict]) -> str:
+    """The test table as Markdown (raw p, Holm in brackets)."""
+
+    def p(row, col):
+        return f"{row[col]:.2g} ({row[col + '_holm']:.2g})"
+
+    header = ("condition", "against", "Δ win margin", "Welch p (Holm)", "point-losing moves per win",
+              "Mann–Whitney p (Holm)", "won with none", "Fisher p (Holm)", "win rates (two-sided p)")  # fmt: skip
+    return common.markdown_table(
+        header,
+        (
+            (r["condition"], r["baseline"], f"{r['margin_diff']:+.1f}", p(r, "margin_p_welch_greater"),
+             f"{r['losing_moves_per_win']:.2f} vs {r['base_losing_moves_per_win']:.2f}", p(r, "p_losing_moves_fewer"),
+             f"{r['won_with_none']}/{r['won']} vs {r['base_won_with_none']}/{r['base_won']}", p(r, "p_with_none_more"),
+             f"{100 * r['win_rate']:.0f}% vs {100 * r['base_win_rate']:.0f}% ({r['p_fisher_two']:.2g})")
+            for r in tests
+        ),
+    )  # fmt: skip
 
 
 def format_table(summary: list[dict]) -> str:

@@ -118,6 +118,25 @@ class CheckpointError(ValueError):
     """A checkpoint is unreadable, corrupt, or does not fit the run."""
 
 
+def _check_layout(directory: str) -> None:
+    """Refuses a `checkpoints` directory that holds one checkpoint's files
+    directly instead of in a generation's step directory.
+
+    `cp -r <run>/checkpoints/127 <leg>/checkpoints` onto a missing
+    `<leg>/checkpoints` makes this; orbax would see no checkpoint in it and
+    the run would silently start again from generation 0.
+    """
+    if not os.path.isdir(directory):
+        return
+    loose = sorted({_STATE, _META, "_CHECKPOINT_METADATA"} & set(os.listdir(directory)))
+    if loose:
+        raise CheckpointError(
+            f"{directory} holds a checkpoint's files ({', '.join(loose)}) directly; each checkpoint belongs in "
+            f"its generation's directory, {os.path.join(directory, '<generation>')}/ (move them into one, e.g. "
+            "the last generation of metrics.jsonl)"
+        )
+
+
 @dataclasses.dataclass(frozen=True)
 class Payload:
     """What a checkpoint restores.
@@ -287,6 +306,7 @@ class Checkpointer:
             keep_every: also keep every generation divisible by this (0: none).
         """
         self.directory = os.path.abspath(os.path.join(os.fspath(workdir), "checkpoints"))
+        _check_layout(self.directory)
         options = ocp.CheckpointManagerOptions(
             max_to_keep=max_to_keep,
             keep_period=int(keep_every) or None,

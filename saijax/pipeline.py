@@ -351,6 +351,13 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
 
     with checkpoints.Checkpointer(workdir, keep_every=config.keep_checkpoint_every) as ckpt:
         latest = ckpt.latest_generation()
+        if latest is None and primary and writer.generations():
+            done = sorted(writer.generations())
+            raise checkpoints.CheckpointError(
+                f"{writer.path} has lines for generations {done[0]}-{done[-1]} but {ckpt.directory} has no "
+                "checkpoint: starting again from generation 0 would mix two runs' metrics. Restore the "
+                "checkpoint (checkpoints/<generation>/), or move metrics.jsonl aside to start afresh"
+            )
         if latest is None:
             start = 0
             built = _build(training.network_spec(config, 0), config, rules, mesh)

@@ -350,6 +350,29 @@ def detectable_mean_difference(
     return q * math.sqrt(sd_a**2 / n_a + sd_b**2 / n_b)
 
 
+def detectable_paired_shift(
+    n: int, sd: float = 1.0, alpha: float = 0.05, power: float = 0.8, alternative: str = "two-sided"
+) -> float:
+    """The smallest mean of ``n`` paired differences a Wilcoxon signed-rank test detects with the given power.
+
+    (z_α + z_power)·sd/√(n·3/π): the paired t test's normal approximation
+    with the signed-rank test's asymptotic relative efficiency 3/π (normal
+    differences). With ``sd`` = 1 it is the effect in units of the
+    differences' standard deviation (n = 120, one-sided α 0.05: 0.23).
+
+    Args:
+      n: the pairs (e.g. games scored by two estimators).
+      sd: the standard deviation of the paired differences.
+      alpha, power, alternative: as in :func:`detectable_win_rate`.
+
+    Returns:
+      The mean difference, in ``sd``'s units.
+    """
+    if n < 2 or not sd > 0:
+        raise ValueError(f"need n >= 2 pairs and sd > 0, got n={n}, sd={sd}")
+    return _z_sum(alpha, power, alternative) * sd / math.sqrt(n * 3 / math.pi)
+
+
 def equivalence_to_half(wins: int, games: int, margin: float) -> float:
     """TOST: is a win rate within ½ ± ``margin``? Two one-sided exact binomial tests.
 

@@ -193,9 +193,31 @@ def test_score_estimation_run(tmp_path):
 
 
 def test_suboptimal_moves_run(tmp_path):
-    _run("suboptimal_moves", *NETS, "--games=2", "--strong=S=uniform", "--opponent=W=uniform", "--scorer=random",
-         "--agents=0:0", "--score_visits=2", "--komi=0.5", "--opening_moves=0", "--outdir", tmp_path)  # fmt: skip
-    assert {"games.csv", "moves.csv", "summary.csv", "suboptimal_moves.png"} <= set(_files(tmp_path))
+    _run("suboptimal_moves", *NETS, "--games=4", "--strong=S=uniform", "--opponent=W=uniform", "--scorer=random",
+         "--agents=0:0,1:0", "--winrate_net=A=uniform", "--head_to_head=2", "--score_visits=2", "--komi=0.5",
+         "--opening_moves=0", "--outdir", tmp_path)  # fmt: skip
+    assert {"games.csv", "moves.csv", "summary.csv", "tests.csv", "head_to_head.csv", "suboptimal_moves.png"} <= set(
+        _files(tmp_path)
+    )
+    names = [r["condition"] for r in common.read_csv(tmp_path / "summary.csv", text=("condition",))]
+    assert len(names) == 3 and names[-1] == "A"
+    tests = common.read_csv(tmp_path / "tests.csv", text=("condition", "baseline"))
+    # Every SAI agent against the winrate net (the paper's pair), then λ = 1 against λ = 0.
+    assert [(t["condition"], t["baseline"]) for t in tests] == [(names[0], "A"), (names[1], "A"), (names[1], names[0])]
+    for t in tests:
+        assert t["games"] == t["base_games"] == 4
+        assert 0 <= t["won_with_none"] <= t["won"] == t["wins"]
+        assert t["p_with_none_more"] <= t["p_with_none_more_holm"] <= 1
+    (h2h,) = common.read_csv(tmp_path / "head_to_head.csv", text=("player", "opponent"))
+    assert (h2h["player"], h2h["opponent"], h2h["games"]) == (names[0], "A", 2)
+    with pytest.raises(SystemExit):
+        _script("suboptimal_moves").parse_args(["--head_to_head=4"])  # no winrate net to play
+    # The tables rebuild from games.csv and moves.csv alone.
+    summary, tests = (tmp_path / "summary.csv").read_text(), (tmp_path / "tests.csv").read_text()
+    os.remove(tmp_path / "summary.csv")
+    _run("suboptimal_moves", "--summarize_only", "--winrate_net=A=uniform", "--outdir", tmp_path)
+    assert (tmp_path / "summary.csv").read_text() == summary and (tmp_path / "tests.csv").read_text() == tests
+    assert _script("suboptimal_moves").main(["--summarize_only", "--winrate_net=B=uniform", "--outdir", str(tmp_path)])
 
 
 def test_opening_spread_run(tmp_path):

@@ -253,6 +253,29 @@ def test_a_leg_resumes_from_a_committed_checkpoint_without_replay(first_run, tmp
     assert os.listdir(work / "replay") == ["gen_000002.npz"]
 
 
+def test_a_leg_copied_flat_or_without_its_checkpoint_is_refused(first_run, tmp_path):
+    """The kept files of a leg copied wrongly must not restart the run from
+    generation 0 under the old metrics: a checkpoint's files loose in
+    ``checkpoints/`` (``cp -r .../1 leg/checkpoints`` onto a missing
+    directory), or ``metrics.jsonl`` with no checkpoint at all."""
+    flat = tmp_path / "flat"
+    shutil.copytree(os.path.join(first_run["snapshot"], "checkpoints", "1"), flat / "checkpoints")
+    shutil.copy(os.path.join(first_run["snapshot"], "metrics.jsonl"), flat / "metrics.jsonl")
+    with pytest.raises(checkpoints.CheckpointError, match=r"checkpoints holds a checkpoint's files \(.*state"):
+        pipeline.train_and_evaluate(_tiny_config(), str(flat), progress=False, log=lambda *_: None)
+    assert sorted(os.listdir(flat / "checkpoints")) == sorted(
+        os.listdir(os.path.join(first_run["snapshot"], "checkpoints", "1"))
+    )  # nothing moved or deleted
+    assert _metrics(str(flat)) == _metrics(first_run["snapshot"])
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(os.path.join(first_run["snapshot"], "metrics.jsonl"), bare / "metrics.jsonl")
+    message = r"metrics.jsonl has lines for generations 0-1 but .* no checkpoint"
+    with pytest.raises(checkpoints.CheckpointError, match=message):
+        pipeline.train_and_evaluate(_tiny_config(), str(bare), progress=False, log=lambda *_: None)
+    assert _metrics(str(bare)) == _metrics(first_run["snapshot"])
+
+
 def test_kill_between_checkpoint_and_metrics_keeps_every_metrics_line(first_run, tmp_path):
     work = str(tmp_path / "run")
     shutil.copytree(first_run["snapshot"], work)

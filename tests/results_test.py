@@ -6,7 +6,9 @@ import json
 import math
 import re
 
+import numpy as np
 import pytest
+import scipy.stats
 
 from saijax import results, stats
 
@@ -376,6 +378,20 @@ def test_power_arcsine_known_values():
     assert stats.detectable_win_rate(40, 0.975) < 0.975
     with pytest.raises(ValueError):
         stats.games_per_arm_needed(0.3, 0.3)
+
+
+def test_detectable_paired_shift_has_its_power_by_simulation():
+    n = 120
+    shift = stats.detectable_paired_shift(n, alternative="greater")
+    assert shift == pytest.approx(0.232, abs=0.002)
+    assert stats.detectable_paired_shift(n, sd=10.0, alternative="greater") == pytest.approx(10 * shift)
+    assert stats.detectable_paired_shift(n) > shift  # two-sided asks for more
+    rng = np.random.default_rng(0)
+    diffs = rng.normal(shift, 1.0, size=(800, n))
+    power = np.mean(scipy.stats.wilcoxon(diffs, axis=1, alternative="greater").pvalue < 0.05)
+    assert 0.75 < power < 0.85
+    with pytest.raises(ValueError, match="n=1"):
+        stats.detectable_paired_shift(1)
 
 
 def test_detectable_mean_difference():
