@@ -104,16 +104,7 @@ class MetricsWriter:
 
     def generations(self) -> set[int]:
         """Generations that already have a metrics line."""
-        if not os.path.exists(self.path):
-            return set()
-        out = set()
-        with open(self.path) as f:
-            for line in f:
-                try:
-                    out.add(int(json.loads(line)["generation"]))
-                except (ValueError, KeyError, TypeError):
-                    continue  # a torn last line from a kill mid-write
-        return out
+        return logged_generations(self.path)
 
     def write(self, generation: int, metrics: dict[str, Any]):
         with open(self.path, "a") as f:
@@ -129,6 +120,20 @@ class MetricsWriter:
     def close(self):
         if self._tb is not None:
             self._tb.close()
+
+
+def logged_generations(path: str) -> set[int]:
+    """Generations with a line in a run's ``metrics.jsonl`` (none if it does not exist)."""
+    if not os.path.exists(path):
+        return set()
+    out = set()
+    with open(path) as f:
+        for line in f:
+            try:
+                out.add(int(json.loads(line)["generation"]))
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn last line from a kill mid-write
+    return out
 
 
 def _jsonable(metrics: dict[str, Any]) -> dict[str, Any]:
@@ -351,10 +356,11 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
 
     with checkpoints.Checkpointer(workdir, keep_every=config.keep_checkpoint_every) as ckpt:
         latest = ckpt.latest_generation()
-        if latest is None and primary and writer.generations():
-            done = sorted(writer.generations())
+        metrics_path = os.path.join(workdir, "metrics.jsonl")  # every process checks (a shared workdir)
+        if latest is None and logged_generations(metrics_path):
+            done = sorted(logged_generations(metrics_path))
             raise checkpoints.CheckpointError(
-                f"{writer.path} has lines for generations {done[0]}-{done[-1]} but {ckpt.directory} has no "
+                f"{metrics_path} has lines for generations {done[0]}-{done[-1]} but {ckpt.directory} has no "
                 "checkpoint: starting again from generation 0 would mix two runs' metrics. Restore the "
                 "checkpoint (checkpoints/<generation>/), or move metrics.jsonl aside to start afresh"
             )
