@@ -289,7 +289,11 @@ def condition_rows(played: Sequence[Played], agents: dict[str, tuple[float, floa
 
 def distinct_count(games: Sequence[results.GameResult], board_size: int | None = None) -> int | str:
     """The distinct games (same moves in the same order) among ``games``, read from their SGFs; "" without them."""
-    paths = [g.sgf for g in games]
+    return distinct_sgf_games([g.sgf for g in games], board_size)
+
+
+def distinct_sgf_games(paths: Sequence[str | None], board_size: int | None = None) -> int | str:
+    """The distinct games among the SGFs at ``paths``; "" if there are none or one is missing."""
     if not paths or not all(p and os.path.exists(p) for p in paths):
         return ""
     records = [sgf.read_sgf(p, check=False) for p in paths]  # no replay: the arena wrote them

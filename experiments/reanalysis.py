@@ -57,8 +57,10 @@ import scipy.stats
 from experiments import common  # an installed package (pyproject.toml): no sys.path needed
 from experiments.stat_tables import (  # noqa: F401  (names kept for reanalysis.<name> users)
     ALPHA,
+    POINT_LOSING_TESTS,
     POWER,
     compare_margins,
+    compare_point_losing,
     compare_wins,
     correct,
     margin_power,
@@ -301,45 +303,13 @@ def _suboptimal(results_dir: str, subdir: str, comparisons, white_only: bool) ->
     if games is None:
         return []
     moves = _read(results_dir, subdir, "moves.csv") or []
-    wins: dict = collections.Counter()
-    n: dict = collections.Counter()
-    margins: dict = collections.defaultdict(list)
-    won: dict = {}
-    for g in games:
-        cond = g["condition"]
-        colour = "black" if g["black"] == cond else "white"
-        n[cond] += 1
-        if g["winner"] == colour:
-            wins[cond] += 1
-            won[(cond, g["game"])] = 0
-            margin = float(g["margin"]) * (1 if colour == "black" else -1)
-            if colour == "white" or not white_only:
-                margins[cond].append(margin)
-    for m in moves:
-        key = (m["condition"], m["game"])
-        if key in won and float(m["loss"]) > 1:
-            won[key] += 1
-    losing: dict = collections.defaultdict(list)
-    for (cond, _), count in won.items():
-        losing[cond].append(count)
-    out = []
-    for cond, ref in comparisons:
-        if cond not in n or ref not in n:
-            continue
-        row = {"board": subdir.split("_")[0], "condition": cond, "reference": ref}
-        row["margins"] = "wins as White" if white_only else "all wins"
-        row.update(compare_wins(wins[cond], n[cond], wins[ref], n[ref], "greater"))
-        row.update(compare_margins(margins[cond], margins[ref], prefix="win_margin_"))
-        row["losing_moves_per_win"] = statistics.fmean(losing[cond]) if losing[cond] else math.nan
-        row["base_losing_moves_per_win"] = statistics.fmean(losing[ref]) if losing[ref] else math.nan
-        row["p_losing_moves_mw_less"] = stats.mann_whitney_test(losing[cond], losing[ref], "less")[1]
-        none, base_none = sum(c == 0 for c in losing[cond]), sum(c == 0 for c in losing[ref])
-        row["wins_with_none"], row["base_wins_with_none"] = none, base_none
-        row["p_none_fisher_greater"] = stats.fisher_win_test(
-            none, len(losing[cond]), base_none, len(losing[ref]), "greater"
-        )
-        out.append(row)
-    return out
+    names = {g["condition"] for g in games}
+    head = {"board": subdir.split("_")[0], "margins": "wins as White" if white_only else "all wins"}
+    return [
+        {**head, **compare_point_losing(games, moves, cond, ref, white_only=white_only)}
+        for cond, ref in comparisons
+        if cond in names and ref in names
+    ]
 
 
 def suboptimal(results_dir: str) -> list[dict] | None:
@@ -352,9 +322,7 @@ def suboptimal(results_dir: str) -> list[dict] | None:
     )
     if not rows:
         return None
-    return correct(
-        rows, "win_margin_p_welch_greater", "win_margin_p_mw_greater", "p_losing_moves_mw_less", "p_none_fisher_greater"
-    )
+    return correct(rows, *POINT_LOSING_TESTS)
 
 
 # ---------------------------------------------------------------------------
@@ -548,12 +516,12 @@ def summarize(tables: dict[str, list[dict]]) -> list[str]:
         )
     for r in tables.get("suboptimal") or []:
         lines.append(
-            f"suboptimal {r['board']} {r['condition']} vs {r['reference']}: margin {r['win_margin_mean']:.1f} vs "
-            f"{r['win_margin_base_mean']:.1f} Welch {_fmt(r['win_margin_p_welch_greater'])} "
-            f"(Holm {_fmt(r['win_margin_p_welch_greater_holm'])}); losing moves {r['losing_moves_per_win']:.2f} vs "
-            f"{r['base_losing_moves_per_win']:.2f} MW {_fmt(r['p_losing_moves_mw_less'])} "
-            f"(Holm {_fmt(r['p_losing_moves_mw_less_holm'])}); no losing move {r['wins_with_none']} vs "
-            f"{r['base_wins_with_none']} Fisher {_fmt(r['p_none_fisher_greater'])}"
+            f"suboptimal {r['board']} {r['condition']} vs {r['baseline']}: margin {r['margin_mean']:.1f} vs "
+            f"{r['margin_base_mean']:.1f} Welch {_fmt(r['margin_p_welch_greater'])} "
+            f"(Holm {_fmt(r['margin_p_welch_greater_holm'])}); losing moves {r['losing_moves_per_win']:.2f} vs "
+            f"{r['base_losing_moves_per_win']:.2f} MW {_fmt(r['p_losing_moves_fewer'])} "
+            f"(Holm {_fmt(r['p_losing_moves_fewer_holm'])}); no losing move {r['won_with_none']} vs "
+            f"{r['base_won_with_none']} Fisher {_fmt(r['p_with_none_more'])}"
         )
     for r in tables.get("baselines_5x5") or []:
         lines.append(

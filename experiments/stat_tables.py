@@ -10,7 +10,11 @@ tables from these rows:
 * :func:`correct`: Holm and Benjamini–Hochberg adjusted p-values beside each
   raw p column, over a whole table;
 * :func:`power_row`, :func:`margin_power`: the smallest effect a cell's size
-  can detect (α = :data:`ALPHA`, power :data:`POWER`).
+  can detect (α = :data:`ALPHA`, power :data:`POWER`);
+* :func:`point_losing_outcomes`, :func:`compare_point_losing`: §4.4's
+  winning margins and point-losing moves of a condition, and the tests of
+  one condition against another (``experiments/suboptimal_moves.py`` and
+  :mod:`experiments.reanalysis`).
 """
 
 from __future__ import annotations
@@ -117,3 +121,86 @@ def detectable_line(games: int, label: str, baselines: Sequence[float], directio
         steps.append(f"{100 * base:g}% → {100 * rate:.0f}%" if math.isfinite(rate) else f"{100 * base:g}% → none")
     kind = "falls" if direction == "lower" else "rises"
     return f"{games} games per arm ({label}) detect {kind} of {', '.join(steps)}"
+
+
+def point_losing_outcomes(
+    game_rows: Sequence[dict],
+    move_rows: Sequence[dict],
+    name: str,
+    *,
+    loss: float = 1.0,
+    white_only: bool = False,
+    decided_only: bool = False,
+) -> tuple[int, list[float], list[int]]:
+    """(games played, winning margins, point-losing moves per won game) of condition ``name``.
+
+    ``game_rows`` and ``move_rows`` are the rows of ``suboptimal_moves.py``'s
+    ``games.csv`` and ``moves.csv`` (strings or numbers). A won game counts
+    its winner's moves whose ``loss`` exceeds ``loss`` (only those marked
+    ``decided`` with ``decided_only``); ``white_only`` keeps the margins of
+    wins as White (where komi makes Black's wins all small).
+    """
+    played, margins, counts = 0, [], {}
+    for g in game_rows:
+        if g["condition"] != name:
+            continue
+        played += 1
+        colour = "black" if g["black"] == name else "white"
+        if g["winner"] != colour:
+            continue
+        counts[int(float(g["game"]))] = 0
+        if colour == "white" or not white_only:
+            margins.append(float(g["margin"]) * (1 if colour == "black" else -1))
+    for m in move_rows:
+        key = int(float(m["game"]))
+        if m["condition"] != name or key not in counts or float(m["loss"]) <= loss:
+            continue
+        if not decided_only or m["decided"] in (True, "True"):
+            counts[key] += 1
+    return played, margins, list(counts.values())
+
+
+def compare_point_losing(
+    game_rows: Sequence[dict],
+    move_rows: Sequence[dict],
+    name: str,
+    base: str,
+    *,
+    loss: float = 1.0,
+    white_only: bool = False,
+) -> dict:
+    """§4.4's tests of condition ``name`` against ``base`` (e.g. SAI against a winrate-head net).
+
+    Wins (Fisher, higher and two-sided: similar strength), winning margins
+    (Welch and Mann–Whitney, larger; with the smallest difference the wins
+    can detect), point-losing moves per won game (Mann–Whitney, fewer) and
+    won games with none (Fisher, more).
+    """
+    games, margins, counts = point_losing_outcomes(game_rows, move_rows, name, loss=loss, white_only=white_only)
+    base_games, base_margins, base_counts = point_losing_outcomes(
+        game_rows, move_rows, base, loss=loss, white_only=white_only
+    )
+    row = {"condition": name, "baseline": base}
+    row.update(compare_wins(len(counts), games, len(base_counts), base_games, "greater"))
+    row.update(compare_margins(margins, base_margins, prefix="margin_"))
+    enough = len(margins) > 1 and len(base_margins) > 1
+    row["margin_detectable_diff"] = (
+        stats.detectable_mean_difference(sd(margins), len(margins), sd(base_margins), len(base_margins),
+                                         ALPHA, POWER, "greater") if enough else math.nan
+    )  # fmt: skip
+    row["losing_moves_per_win"] = statistics.fmean(counts) if counts else math.nan
+    row["base_losing_moves_per_win"] = statistics.fmean(base_counts) if base_counts else math.nan
+    row["p_losing_moves_fewer"] = (
+        stats.mann_whitney_test(counts, base_counts, "less")[1] if counts and base_counts else math.nan
+    )
+    none, base_none = sum(c == 0 for c in counts), sum(c == 0 for c in base_counts)
+    row.update(won_with_none=none, won=len(counts), base_won_with_none=base_none, base_won=len(base_counts))
+    row["p_with_none_more"] = (
+        stats.fisher_win_test(none, len(counts), base_none, len(base_counts), "greater")
+        if counts and base_counts
+        else math.nan
+    )
+    return row
+
+
+POINT_LOSING_TESTS = ("margin_p_welch_greater", "margin_p_mw_greater", "p_losing_moves_fewer", "p_with_none_more")

@@ -15,8 +15,7 @@ measured, on games played out to the count (nobody resigns):
 * **Winning margins.** The strong net with each ``--agents`` (λ:μ) pair, and
   optionally a winrate-head net (λ = 0 by nature), each play ``--opponent``
   (the paper's W3) with colours alternating at komi 9.5. The final
-  Tromp–Taylor margins of their wins are compared with Welch's t-test
-  against the first condition (one-sided: larger margins), scipy.stats.
+  Tromp–Taylor margins of their wins are compared (tests below).
 * **Point-losing moves.** In every won game, every position is scored by a
   fixed judge (``--scorer``, at λ = μ = 0; the median of α + k over a
   ``--score_visits`` search, the papers' estimator). The judge must not be
@@ -28,7 +27,7 @@ measured, on games played out to the count (nobody resigns):
   moves are not the winner's choice and are not counted. Reported: such
   moves per won game, and the share after the game was decided (the
   scorer's estimate for the winner already above ``--decided`` points),
-  with a Mann–Whitney U test against the first condition.
+  and the won games with none.
 
 7×7 translation: komi 9.5 (7.5 on 9×9, fair komi 9 against 7), the papers'
 W3 is the zoo's go7-W3, and 1,000 visits become ``--visits``.
@@ -257,15 +256,6 @@ def summarize_only(args) -> dict[str, list[dict]]:
     return write_tables(args, game_rows, move_rows, winrate_net)
 
 
-def _distinct(game_rows: list[dict], name: str) -> int | str:
-    """The distinct games (same moves in the same order) of a condition, from its SGFs; "" without them."""
-    paths = [g.get("sgf") for g in game_rows if g["condition"] == name]
-    if not paths or not all(p and os.path.exists(p) for p in paths):
-        return ""
-    records = [sgf.read_sgf(p, check=False) for p in paths]
-    return matches.distinct_games([r.moves for r in records], records[0].size)[0]
-
-
 def power_lines(games: int) -> str:
     """What ``games`` per condition can detect, printed before playing (wins assumed 90% of the games)."""
     wins = max(2, round(0.9 * games))
@@ -313,58 +303,27 @@ def head_to_head(args, sai: players.Player, winrate: players.Player) -> dict:
     return row
 
 
-def _win_margins(game_rows: list[dict], name: str) -> np.ndarray:
-    out = []
-    for g in game_rows:
-        if g["condition"] != name or g["winner"] == "draw":
-            continue
-        side = 1.0 if g["black"] == name else -1.0
-        if side * g["margin"] > 0:
-            out.append(side * g["margin"])
-    return np.asarray(out, float)
-
-
-def _losing_counts(move_rows: list[dict], name: str, loss: float, decided_only: bool) -> np.ndarray:
-    counts: dict[int, int] = {}
-    for m in move_rows:
-        if m["condition"] != name:
-            continue
-        counts.setdefault(m["game"], 0)
-        if m["loss"] > loss and (m["decided"] or not decided_only):
-            counts[m["game"]] += 1
-    return np.asarray(list(counts.values()), float)
-
-
 def summarize(game_rows: list[dict], move_rows: list[dict], args) -> list[dict]:
-    names = list(dict.fromkeys(g["condition"] for g in game_rows))
-    ref = names[0]
-    ref_margins = _win_margins(game_rows, ref)
-    ref_counts = _losing_counts(move_rows, ref, args.loss, False)
+    """One row per condition: games, distinct games, wins, winning margins and point-losing moves.
+
+    The tests between conditions are :func:`compare`'s (``tests.csv``).
+    """
     out = []
-    for name in names:
-        games = [g for g in game_rows if g["condition"] == name]
-        margins = _win_margins(game_rows, name)
-        counts = _losing_counts(move_rows, name, args.loss, False)
-        decided = _losing_counts(move_rows, name, args.loss, True)
-        row = {
+    for name in dict.fromkeys(g["condition"] for g in game_rows):
+        games, margins, counts = stat_tables.point_losing_outcomes(game_rows, move_rows, name, loss=args.loss)
+        _, _, decided = stat_tables.point_losing_outcomes(game_rows, move_rows, name, loss=args.loss, decided_only=True)
+        out.append({
             "condition": name,
-            "games": len(games),
-            "distinct_games": _distinct(game_rows, name),
-            "wins": len(margins),
-            "mean_win_margin": round(float(np.mean(margins)), 2) if len(margins) else "",
+            "games": games,
+            "distinct_games": matches.distinct_sgf_games([g.get("sgf") for g in game_rows if g["condition"] == name]),
+            "wins": len(counts),
+            "mean_win_margin": round(float(np.mean(margins)), 2) if margins else "",
             "sd_win_margin": round(float(np.std(margins, ddof=1)), 2) if len(margins) > 1 else "",
-            "p_margin_gt_ref": "",
-            "losing_moves_per_win": round(float(np.mean(counts)), 3) if len(counts) else "",
-            "losing_moves_when_decided": round(float(np.mean(decided)), 3) if len(decided) else "",
-            "won_games_with_none": int(np.sum(counts == 0)),
-            "won_games_with_none_decided": int(np.sum(decided == 0)),
-            "p_losing_moves_vs_ref": "",
-        }
-        if name != ref and len(margins) > 1 and len(ref_margins) > 1:
-            row["p_margin_gt_ref"] = round(stats.welch_t_test(margins, ref_margins, alternative="greater")[1], 5)
-        if name != ref and len(counts) and len(ref_counts):
-            row["p_losing_moves_vs_ref"] = round(stats.mann_whitney_test(counts, ref_counts)[1], 5)
-        out.append(row)
+            "losing_moves_per_win": round(float(np.mean(counts)), 3) if counts else "",
+            "losing_moves_when_decided": round(float(np.mean(decided)), 3) if decided else "",
+            "won_games_with_none": sum(c == 0 for c in counts),
+            "won_games_with_none_decided": sum(c == 0 for c in decided),
+        })  # fmt: skip
     return out
 
 
@@ -376,37 +335,13 @@ def _pairs(names: list[str], winrate_net: str | None) -> list[tuple[str, str]]:
 
 
 def compare(game_rows: list[dict], move_rows: list[dict], args, winrate_net: str | None) -> list[dict]:
-    """The test table: margins, point-losing moves, won games with none and win rates per pair, Holm/BH."""
+    """The test table (:func:`experiments.stat_tables.compare_point_losing` per pair), Holm/BH per column."""
     names = list(dict.fromkeys(g["condition"] for g in game_rows))
-    rows = []
-    for name, base in _pairs(names, winrate_net):
-        margins, base_margins = _win_margins(game_rows, name), _win_margins(game_rows, base)
-        counts = _losing_counts(move_rows, name, args.loss, False)
-        base_counts = _losing_counts(move_rows, base, args.loss, False)
-        games = sum(g["condition"] == name for g in game_rows)
-        base_games = sum(g["condition"] == base for g in game_rows)
-        row = {"condition": name, "baseline": base}
-        row.update(stat_tables.compare_wins(len(margins), games, len(base_margins), base_games, "less"))
-        row.pop("p_fisher_less")
-        row.update(stat_tables.compare_margins(list(margins), list(base_margins), prefix="margin_"))
-        row["margin_detectable_diff"] = stat_tables.margin_power("", "", list(margins), list(base_margins))[
-            "detectable_margin_diff_one_sided"
-        ]
-        row["losing_moves_per_win"] = float(np.mean(counts)) if len(counts) else np.nan
-        row["base_losing_moves_per_win"] = float(np.mean(base_counts)) if len(base_counts) else np.nan
-        row["p_losing_moves_fewer"] = (
-            stats.mann_whitney_test(counts, base_counts, "less")[1] if len(counts) and len(base_counts) else np.nan
-        )
-        none, base_none = int(np.sum(counts == 0)), int(np.sum(base_counts == 0))
-        row.update(won_with_none=none, won=len(counts), base_won_with_none=base_none, base_won=len(base_counts))
-        row["p_with_none_more"] = (
-            stats.fisher_win_test(none, len(counts), base_none, len(base_counts), "greater")
-            if len(counts) and len(base_counts)
-            else np.nan
-        )
-        rows.append(row)
-    columns = ("margin_p_welch_greater", "margin_p_mw_greater", "p_losing_moves_fewer", "p_with_none_more")
-    return stat_tables.correct(rows, *columns, "p_fisher_two")
+    rows = [
+        stat_tables.compare_point_losing(game_rows, move_rows, name, base, loss=args.loss)
+        for name, base in _pairs(names, winrate_net)
+    ]
+    return stat_tables.correct(rows, *stat_tables.POINT_LOSING_TESTS, "p_fisher_two")
 
 
 def format_tests(tests: list[dict]) -> str:
@@ -431,14 +366,13 @@ def format_tests(tests: list[dict]) -> str:
 
 def format_table(summary: list[dict]) -> str:
     """The summary as a Markdown table."""
-    header = ("condition", "wins/games", "mean win margin (sd)", "p (margin > first, Welch)",
-              "point-losing moves per win", "of them once decided", "p (Mann–Whitney)")  # fmt: skip
+    header = ("condition", "wins/games", "mean win margin (sd)", "point-losing moves per win",
+              "of them once decided", "won games with none")  # fmt: skip
     return common.markdown_table(
         header,
         (
             (r["condition"], f"{r['wins']}/{r['games']}", f"{r['mean_win_margin']} ({r['sd_win_margin']})",
-             r["p_margin_gt_ref"], r["losing_moves_per_win"], r["losing_moves_when_decided"],
-             r["p_losing_moves_vs_ref"])
+             r["losing_moves_per_win"], r["losing_moves_when_decided"], r["won_games_with_none"])
             for r in summary
         ),
     )  # fmt: skip
@@ -449,7 +383,7 @@ def plot(game_rows: list[dict], summary: list[dict], path: str) -> str:
     plt = common.pyplot()
     names = [r["condition"] for r in summary]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.8))
-    data = [_win_margins(game_rows, n) for n in names]
+    data = [stat_tables.point_losing_outcomes(game_rows, [], n)[1] for n in names]
     ax1.boxplot([d if len(d) else [np.nan] for d in data], showmeans=True)
     ax1.set_xticks(range(1, len(names) + 1), names, rotation=30, ha="right")
     ax1.set_ylabel("final margin of wins (points)")

@@ -357,8 +357,8 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
     with checkpoints.Checkpointer(workdir, keep_every=config.keep_checkpoint_every) as ckpt:
         latest = ckpt.latest_generation()
         metrics_path = os.path.join(workdir, "metrics.jsonl")  # every process checks (a shared workdir)
-        if latest is None and logged_generations(metrics_path):
-            done = sorted(logged_generations(metrics_path))
+        done = sorted(logged_generations(metrics_path)) if latest is None else []
+        if done:
             raise checkpoints.CheckpointError(
                 f"{metrics_path} has lines for generations {done[0]}-{done[-1]} but {ckpt.directory} has no "
                 "checkpoint: starting again from generation 0 would mix two runs' metrics. Restore the "
