@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo lint format test test-slow test-multihost bench clean
+.PHONY: venv demo lint format test test-slow test-multihost bench test-gpu bench-gpu gpu-wheels clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,37 @@ bench: $(STAMP)
 	$(PY) benchmarks/go_env.py
 	$(PY) benchmarks/search.py
 	$(PY) benchmarks/flops.py
+
+# The GPU lane (docs/performance.md, "The GPU lane"). On a machine with a GPU
+# and no network, with the Python that is there ($(PYTHON), python3 unless
+# given): these two targets install nothing and make no venv. The packages
+# that Python lacks travel as wheels: `make gpu-wheels` here fills .whl/, and
+# docs/performance.md gives the one-line install there. Together they fit in
+# 8 minutes of one H100; BENCH_BUDGET is bench-gpu's share, in seconds.
+# GPU_PLATFORM=cpu (and GPU_TESTS=...) tries the targets out on a CPU.
+GPU_PLATFORM ?= cuda
+GPU_ENV := JAX_PLATFORMS=$(GPU_PLATFORM) XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONPATH="$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH}"
+GPU_WORKERS ?= 8
+# The device code: the env, the network, search, self-play, the train step
+# and one pipeline run (tiny.py's two generations).
+GPU_TESTS := tests/go_test.py tests/features_test.py tests/networks_test.py tests/losses_test.py \
+	tests/search_test.py tests/mcts_test.py tests/selfplay_test.py tests/selfplay_passes_test.py tests/training_test.py \
+	tests/pipeline_test.py::test_two_generations_write_checkpoints_metrics_replay_and_sgf
+BENCH_OUT ?= bench-gpu
+BENCH_BUDGET ?= 300
+BENCH_FLAGS ?=
+
+# pytest-xdist's workers share the GPU (no preallocation); a file's tests stay
+# on one worker, so its module fixtures run once.
+test-gpu:
+	$(GPU_ENV) $(PYTHON) -m pytest -q -n $(GPU_WORKERS) --dist loadfile $(GPU_TESTS)
+
+bench-gpu:
+	$(GPU_ENV) $(PYTHON) benchmarks/gpu.py --out $(BENCH_OUT) --budget_s $(BENCH_BUDGET) $(BENCH_FLAGS)
+
+# Here, with a network: the wheels the GPU machine's Python lacks, into .whl/.
+gpu-wheels:
+	sh benchmarks/gpu_wheels.sh .whl
 
 clean:
 	rm -rf $(VENV) build *.egg-info

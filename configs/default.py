@@ -33,6 +33,18 @@ def get_config() -> ml_collections.ConfigDict:
     config.multihost = False
     # Move cap, passes included; 0 means 2·N² (162 on 9×9, as autogtp).
     config.max_moves = 0
+    # Wall-clock limit of this process in minutes (0: none), counted from
+    # its start (imports, compilation and restoring included). The run is
+    # then one leg: after each generation it predicts the next one's time
+    # and stops, checkpoint written, when that would end past the limit,
+    # printing what to keep for the next leg (README, "Long runs in legs").
+    config.time_limit_minutes = 0.0
+    # JAX's persistent compilation cache: each compiled program is stored
+    # in compilation_cache_dir (below) and a
+    # later launch of the same config on the same kind of machine loads it
+    # instead of compiling again (docs/performance.md).
+    config.compilation_cache = True
+    config.compilation_cache_dir = ""  # "": <workdir>/compilation_cache
 
     # --- Network (docs/design.md §3). Shape at generation 0 when schedules.network
     # is empty; otherwise the schedule decides.
@@ -99,6 +111,27 @@ def get_config() -> ml_collections.ConfigDict:
     # PUCT first-play urgency (Leela Zero/SAI): an unvisited child is valued
     # at the parent's win rate minus fpu_reduction·sqrt(visited prior mass).
     config.search.fpu_reduction = 0.25
+    # The FPU reduction at a self-play root with Dirichlet noise: SAI's and
+    # Leela Zero's engines use 0 there (the noise is there to explore); with
+    # fpu_reduction instead, a few PUCT simulations all go to the prior's
+    # favourite and self-play sharpens whatever the net prefers.
+    config.search.noisy_root_fpu_reduction = 0.0
+    # PUCT only: at a node whose last move was a pass, the answering pass's
+    # prior is raised by this (SAI's engine, 0.2 since 2019), so a search
+    # that tries a first pass soon sees the answer that ends the game; 0 is
+    # plain PUCT (docs/design.md §5).
+    config.search.pass_answer_prior = 0.2
+    # When the root may pass: 'search' (as any move: SAI's and Leela Zero's
+    # self-play, autogtp's --dumbpass) or 'leela' (Leela Zero's and SAI's
+    # engine rules outside that mode: never a pass that loses at once on
+    # the Tromp–Taylor count, since the opponent may answer with a pass;
+    # otherwise only with few moves left, a win rate above 0.8, or to answer
+    # a pass while ahead; where refused, the pass is not a root child and
+    # gets no policy target). Departure: 'leela'. With 'search', 8–32 PUCT
+    # simulations of a young net, whose values are still flat, made passes
+    # look as good as moves, and 9×9 self-play collapsed into short
+    # pass-ended games (docs/design.md §6); SAI's 100+ visits did not need it.
+    config.search.root_pass_rule = "leela"
     # How leaves are valued: 'sigmoid' (λ/μ value from α, β; sai and winrate
     # heads) or 'score' (LZS: expected margin / N²; score head).
     config.search.value_mode = "sigmoid"
@@ -130,6 +163,14 @@ def get_config() -> ml_collections.ConfigDict:
     # sampled ∝ visits^(1/T) (extended paper §3.4).
     config.selfplay.random_moves = 25
     config.selfplay.random_temperature = 1.0  # T for those moves.
+    # Which moves those may be (SAI's engine, after Leela Zero): only moves
+    # with more than random_min_visits visits (LZ's --randomvisits, 1) and
+    # a value above random_losing_threshold (SAI's 5%) and the resign
+    # threshold; none: the best move. A move seen once, however bad its
+    # evaluation, is not played at random (a first pass among them: the
+    # 9×9 collapse, docs/design.md §6). 0 and 0: every visited move.
+    config.selfplay.random_min_visits = 1  # more than this many visits
+    config.selfplay.random_losing_threshold = 0.05  # and a value above this
     # What those moves are drawn from: 'visits' (the root's visit counts,
     # SAI) or 'improved' (the search's policy target; the same thing for
     # PUCT). Gumbel's sequential halving at a few simulations spreads its

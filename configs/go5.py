@@ -32,6 +32,14 @@ def get_config():
     config.selfplay.komi = 24.5  # Near-fair 5×5 komi (fixed mode only).
     config.selfplay.branch_queue_capacity = 256
     config.selfplay.random_moves = 4  # ~ 25 · 25/81, scaled to the board.
+    # Gumbel's sequential halving gives its considered moves about the same
+    # few visits, so SAI's PUCT rule for random moves (more than one visit,
+    # not losing) would leave almost none: every visited move may be drawn.
+    config.selfplay.random_min_visits = 0
+    config.selfplay.random_losing_threshold = 0.0
+    # Passes as the shipped runs made them (the search decides); Gumbel
+    # self-play did not collapse into pass-ended games (docs/design.md §6).
+    config.search.root_pass_rule = "search"
     config.selfplay.sgf_games_per_generation = 4
 
     config.schedules.visits = ((0, 16), (10, 32))

@@ -30,6 +30,11 @@ def get_config():
     config.selfplay.branch_prob = 0.05  # More branches, so CI sees some.
     config.selfplay.branch_queue_capacity = 16
     config.selfplay.random_moves = 4
+    # Gumbel's sequential halving gives its considered moves about the same
+    # few visits, so SAI's PUCT rule for random moves (more than one visit,
+    # not losing) would leave almost none: every visited move may be drawn.
+    config.selfplay.random_min_visits = 0
+    config.selfplay.random_losing_threshold = 0.0
     config.selfplay.sgf_games_per_generation = 2
 
     config.schedules.visits = ()  # Constant 4 simulations.

@@ -207,6 +207,10 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     _int(config, "keep_checkpoint_every", 0)
     _bool(config, "multihost")
     _int(config, "max_moves", 0)
+    _optional_float(config, "time_limit_minutes")
+    _optional_bool(config, "compilation_cache")
+    if _has(config, "compilation_cache_dir") and not isinstance(_get(config, "compilation_cache_dir"), str):
+        raise ValueError(f"compilation_cache_dir must be a path string, got {_get(config, 'compilation_cache_dir')!r}")
 
     # Network.
     _int(config, "network.blocks", 0)
@@ -235,6 +239,12 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
         raise ValueError(f"search.lambda_ ({lambda_}) / search.mu ({mu}): {e}") from None
     _float(config, "search.beta_terminal", 0.0, strict_min=True)
     _float(config, "search.fpu_reduction", 0.0)
+    if _has(config, "search.noisy_root_fpu_reduction"):
+        _float(config, "search.noisy_root_fpu_reduction", 0.0)
+    if _has(config, "search.root_pass_rule"):
+        _choice(config, "search.root_pass_rule", search.ROOT_PASS_RULES)
+    if _has(config, "search.pass_answer_prior"):
+        _float(config, "search.pass_answer_prior", 0.0, 1.0)
     mode = _choice(config, "search.value_mode", search.VALUE_MODES)
     if head == "score" and mode != "score":
         raise ValueError(
@@ -282,6 +292,10 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     if _has(config, "selfplay.full_search_prob"):
         _float(config, "selfplay.full_search_prob", 0.0, 1.0, strict_min=True)
     _float(config, "selfplay.random_temperature", 0.0, strict_min=True)
+    if _has(config, "selfplay.random_min_visits"):
+        _int(config, "selfplay.random_min_visits", 0)
+    if _has(config, "selfplay.random_losing_threshold"):
+        _float(config, "selfplay.random_losing_threshold", 0.0, 1.0)
     _float(config, "selfplay.blunder_threshold", 0.0)
     _float(config, "selfplay.resign_threshold", maximum=1.0)
     _float(config, "selfplay.no_resign_fraction", 0.0, 1.0)

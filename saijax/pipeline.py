@@ -31,6 +31,7 @@ played each move), except across a restart, where they are lost.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -148,18 +149,140 @@ def _progress(total: int, desc: str, enabled: bool):
     return tqdm(total=total, desc=desc, leave=False, file=sys.stderr, dynamic_ncols=True)
 
 
+# Compilation time of this process, in seconds: JAX reports each jit's
+# tracing, lowering and XLA compilation (or persistent-cache retrieval) as an
+# event; a generation's ``compile_seconds`` is what it added.
+_COMPILE_EVENTS = (
+    "/jax/core/compile/jaxpr_trace_duration",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration",
+    "/jax/core/compile/backend_compile_duration",
+)
+_compile_seconds = [0.0]
+
+
+def _on_duration_event(event: str, duration: float, **kwargs) -> None:
+    if event in _COMPILE_EVENTS:
+        _compile_seconds[0] += float(duration)
+
+
+jax.monitoring.register_event_duration_secs_listener(_on_duration_event)
+
+
+def compile_seconds() -> float:
+    """Seconds this process has spent tracing, lowering and compiling jitted code."""
+    return _compile_seconds[0]
+
+
+def process_start_time() -> float:
+    """When this process started, on the ``time.time()`` clock.
+
+    Read from ``/proc`` where there is one (Linux), so the time limit counts
+    interpreter start-up and imports too; elsewhere, when saijax was imported.
+    """
+    try:
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        # Field 22 of stat (starttime, clock ticks after boot); after the
+        # command name's ")" the fields start at field 3.
+        return time.time() - uptime + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return _IMPORTED_AT
+
+
+_IMPORTED_AT = time.time()
+
+
+def use_compilation_cache(config, workdir: str, log=print) -> str | None:
+    """Turns JAX's persistent compilation cache on (``config.compilation_cache``)
+    in ``config.compilation_cache_dir`` (empty: ``<workdir>/compilation_cache``),
+    or off. Returns the folder, or None when off.
+
+    Each compiled program (self-play chunk, train step, evaluator) is stored
+    under a key of its computation, shapes, devices and JAX version, so a
+    second launch of the same config on the same kind of machine loads it
+    instead of compiling (only programs that took at least
+    ``jax_persistent_cache_min_compile_time_secs``, 1 s by default, are
+    stored). Process-wide: the last call wins.
+    """
+    from jax.experimental.compilation_cache import compilation_cache as cc
+
+    if not bool(config.get("compilation_cache", False)):
+        if jax.config.jax_enable_compilation_cache:
+            jax.config.update("jax_enable_compilation_cache", False)
+            cc.reset_cache()
+        return None
+    path = os.path.abspath(config.get("compilation_cache_dir", "") or os.path.join(workdir, "compilation_cache"))
+    if not jax.config.jax_enable_compilation_cache or jax.config.jax_compilation_cache_dir != path:
+        os.makedirs(path, exist_ok=True)
+        jax.config.update("jax_enable_compilation_cache", True)
+        jax.config.update("jax_compilation_cache_dir", path)
+        cc.reset_cache()  # JAX opens its cache once per process: reopen it here
+    return path
+
+
+def _cache_bytes(path: str | None) -> int:
+    if not path or not os.path.isdir(path):
+        return 0
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
+
+
+def predicted_generation_seconds(last: dict[str, Any], *, recompiles: bool, compile_estimate: float) -> float:
+    """The wall time the next generation is expected to take.
+
+    The last generation's time without its compilation, plus 10% (self-play
+    finishes on whole games, so generations vary a little), plus
+    ``compile_estimate`` when the next generation compiles something new (a
+    visits or network change, or a first generation).
+    """
+    steady = max(float(last.get("seconds", 0.0)) - float(last.get("compile_seconds", 0.0)), 0.0)
+    return 1.1 * steady + (compile_estimate if recompiles else 0.0)
+
+
+def leg_files(workdir: str, generation: int) -> list[str]:
+    """What a leg must keep for the next one to resume after ``generation``."""
+    return [
+        os.path.join(workdir, "checkpoints", str(generation)),
+        os.path.join(workdir, "metrics.jsonl"),
+        os.path.join(workdir, "config.json"),
+    ]
+
+
+def _leg_message(workdir: str, generation: int, reason: str) -> str:
+    files = leg_files(workdir, generation)
+    size = _cache_bytes(files[0]) + sum(os.path.getsize(f) for f in files[1:] if os.path.exists(f))
+    return "\n".join(
+        [
+            reason,
+            f"to go on in another leg, keep these ({size / 2**20:.1f} MB):",
+            *(f"  {f}" for f in files),
+            "for example:",
+            f"  mkdir -p LEG/checkpoints && cp -r {files[0]} LEG/checkpoints/ && cp {files[1]} {files[2]} LEG/",
+            f"then run the same command with --workdir on a copy of LEG; it resumes at generation {generation + 1}",
+        ]
+    )
+
+
+@functools.cache
+def _empty_state_fn(rules: go.GoRules):
+    """A jitted ``komi -> go.init(rules, komi)``, compiled once per rules: run
+    eagerly, ``go.init``'s loops compile again at every call."""
+    return jax.jit(lambda komi: go.init(rules, komi))
+
+
 def _empty_board_eval(evaluator, variables, rules, komi=0.0):
     # On this process's devices: with several processes, `variables` may be
     # replicated over the global mesh.
     variables = distributed.to_local(variables, distributed.local_mesh())
-    state = jax.tree_util.tree_map(lambda x: x[None], go.init(rules, komi))
+    state = jax.tree_util.tree_map(lambda x: x[None], _empty_state_fn(rules)(jnp.float32(komi)))
     logits, alpha, beta = jax.jit(evaluator)(variables, state)
     return float(alpha[0]), float(beta[0]), np.asarray(logits[0])
 
 
 def _first_move(rules: go.GoRules, logits) -> str:
     """The empty board's most likely legal move under the policy, as a GTP vertex."""
-    legal = np.asarray(go.init(rules, 0.0).legal)
+    legal = np.asarray(_empty_state_fn(rules)(jnp.float32(0.0)).legal)
     return go.to_gtp(rules, int(np.argmax(np.where(legal, logits, -np.inf))))
 
 
@@ -311,7 +434,9 @@ def _initial_variables(config, spec: networks.NetworkSpec, log) -> dict[str, Any
     return player.variables
 
 
-def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print) -> dict[str, Any]:
+def train_and_evaluate(
+    config, workdir: str, *, progress: bool = True, log=print, clock=time.time, started: float | None = None
+) -> dict[str, Any]:
     """Runs (or resumes) a whole training run. Returns a final summary dict.
 
     With ``config.multihost``, joins the other processes first
@@ -319,7 +444,18 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
     ``python -m saijax.train`` does with its flags); every process then
     calls this with the same config and workdir, which must be on a file
     system all of them see. Only process 0 logs and shows progress.
+
+    With ``config.time_limit_minutes`` > 0 the run is one *leg*: after each
+    generation it predicts the next one's wall time
+    (:func:`predicted_generation_seconds`) and stops, its checkpoint written,
+    when that would end past the limit, counted on ``clock`` from
+    ``started`` (default: this process's start, so imports, compilation and
+    restoring count). The summary then has ``stopped_by_time_limit`` and
+    ``leg_files``, what the next leg needs (:func:`leg_files`). Every
+    process stops at the same generation (process 0 decides).
     """
+    started = process_start_time() if started is None else started
+    limit_seconds = 60.0 * float(config.get("time_limit_minutes", 0) or 0)
     if config.multihost:
         config_lib.validate(config, device_count=1)  # every field but the device count, before connecting
         distributed.initialize()
@@ -332,6 +468,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
     if primary:
         with open(os.path.join(workdir, "config.json"), "w") as f:
             f.write(config.to_json_best_effort(indent=2))
+    cache_dir = use_compilation_cache(config, workdir, log)
 
     n = config.board_size
     rules = styles.style_rules(go.GoRules(n, config_lib.effective_max_moves(config)), config.style.centre_bonus)
@@ -404,11 +541,17 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
         sp_state = None
         collector = selfplay.GameCollector(rules, opponent_policy=config_lib.records_opponent_policy(config))
         chunk_fns: dict[tuple, Any] = {}
+        refresh_fn = None  # built once per network, like the chunks
 
+        compiled_before = compile_seconds()
+        # The most a generation of this process has spent compiling: what a
+        # generation that compiles something new is expected to add.
+        compile_estimate = 0.0
         for gen in range(start, config.generations):
-            t0 = time.time()
+            t0 = clock()
             gen_key = jax.random.fold_in(base_key, gen)
             metrics: dict[str, Any] = {}
+            collect_seconds = replay_seconds = gate_seconds = 0.0
 
             # Network growth from the schedule.
             want = training.network_spec(config, gen)
@@ -438,6 +581,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 selfplay_variables = None  # the grown net takes over self-play
                 metrics.update({f"growth_{k}": v for k, v in grown.metrics.items()})
                 chunk_fns.clear()
+                refresh_fn = None
                 sp_state = None
                 collector = selfplay.GameCollector(rules, opponent_policy=config_lib.records_opponent_policy(config))
 
@@ -475,7 +619,9 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                     sp_state = _shard_selfplay(sp_state, selfplay_mesh)
                 else:
                     # Branches queued by the previous net start at this net's fair komi.
-                    sp_state = selfplay.make_refresh_fn(built.evaluator)(variables, sp_state)
+                    if refresh_fn is None:
+                        refresh_fn = selfplay.make_refresh_fn(built.evaluator)
+                    sp_state = refresh_fn(variables, sp_state)
                 dropped_before = int(sp_state.queue_dropped)
                 games, parts = [], []
                 target = distributed.process_share(config.selfplay.games_per_generation)
@@ -489,7 +635,10 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                         jnp.float32(alpha0),
                         jnp.float32(beta0),
                     )
+                    jax.block_until_ready(records)  # device time stays out of collect_seconds
+                    t_collect = time.time()
                     rows, finished = collector.add_chunk(records, gen)
+                    collect_seconds += time.time() - t_collect
                     if rows is not None:
                         parts.append(rows)
                     games.extend(finished)
@@ -518,8 +667,10 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                     rows, games, queue, per_process = _gather_selfplay(rows, games, queue)
                     log(f"generation {gen}: self-play rows per process {per_process}, {rows.num_rows} in all")
                 new_rows = rows.num_rows
+                t_replay = time.time()
                 if primary:
                     buffer.write_generation(gen, rows)
+                replay_seconds += time.time() - t_replay
                 distributed.barrier(f"replay generation {gen} written")
                 stats = selfplay.generation_stats(games, alpha0, beta0)
                 stats.update(queue)
@@ -528,7 +679,9 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 if jax.process_count() > 1:
                     stats["rows_per_process"] = per_process
                 if primary:
+                    t_replay = time.time()
                     stats["sgf"] = _write_sgfs(rules, games, sgf_dir, gen, config.selfplay.sgf_games_per_generation)
+                    replay_seconds += time.time() - t_replay
             # The self-play komi distribution's centre and scale (the playing net's α_∅, β_∅).
             stats.update(selfplay_alpha_empty=alpha0, selfplay_beta_empty=beta0)
             metrics.update({k: v for k, v in stats.items() if k not in ("sgf",)})
@@ -538,6 +691,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             t_tr = time.time()
             window = config_lib.window_size(config, gen)
             buffer.load_window(gen, window)
+            replay_seconds += time.time() - t_tr
             steps = _training_steps(config, new_rows)
             if by_generation:
                 state = training.set_learning_rate(state, schedule(gen * config.training.steps_per_generation))
@@ -553,6 +707,7 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 state, train_metrics, gate, selfplay_variables = _train_with_gating(
                     config, rules, built.net, state, variables, built.train_step, sample, steps, train_key, alpha0, gen
                 )
+                gate_seconds = gate.pop("gate_seconds")
                 metrics.update(gate)
             else:
                 state, train_metrics = training.train_on_window(state, built.train_step, sample, steps, train_key)
@@ -565,7 +720,8 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             metrics["train_samples_per_new_row"] = training.samples_per_new_row(
                 steps, config.training.batch_size, new_rows
             )
-            metrics["train_seconds"] = time.time() - t_tr
+            # Training's own time: the window's loading and the gate's matches apart.
+            metrics["train_seconds"] = time.time() - t_tr - gate_seconds
             metrics["network"] = f"{built.spec.blocks}x{built.spec.filters}"
             metrics["network_params"] = networks.param_count(state.params)
             metrics["games_in_flight"] = sum(distributed.allgather(collector.pending_games))
@@ -576,6 +732,19 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
             alpha_new, beta_new, logits_new = _empty_board_eval(built.evaluator, new_variables, rules)
             metrics.update(alpha_empty=alpha_new, beta_empty=beta_new, first_move=_first_move(rules, logits_new))
 
+            # Where the generation's wall time went (seconds): compile_seconds
+            # is JAX's tracing and compiling (inside the phases below, mostly
+            # self-play's and training's first call); collect_seconds is the
+            # host's share of self-play (joining records into rows and games);
+            # replay_seconds writes this generation's rows and SGFs and loads
+            # the window; gate_seconds is the gate's matches.
+            compiled_now = compile_seconds()
+            metrics["compile_seconds"] = compiled_now - compiled_before
+            compiled_before = compiled_now
+            metrics.update(collect_seconds=collect_seconds, replay_seconds=replay_seconds, gate_seconds=gate_seconds)
+            if cache_dir is not None:
+                metrics["compilation_cache_bytes"] = _cache_bytes(cache_dir)
+            t_ckpt = time.time()
             ckpt_dir = ckpt.save(
                 gen,
                 state=state,
@@ -585,11 +754,35 @@ def train_and_evaluate(config, workdir: str, *, progress: bool = True, log=print
                 extra={"alpha_empty": alpha_new, "beta_empty": beta_new, "metrics": _jsonable(metrics)},
                 selfplay_variables=selfplay_variables,
             )
-            metrics["seconds"] = time.time() - t0
+            metrics["checkpoint_seconds"] = time.time() - t_ckpt
+            metrics["seconds"] = clock() - t0
             if primary:
                 writer.write(gen, metrics)
             log(_generation_line(gen, metrics))
+            warning = collapse_warning(n, metrics)
+            if warning:
+                log(f"warning: generation {gen}: {warning}")
             summary = {"checkpoint": ckpt_dir, "generation": gen}
+            compile_estimate = max(compile_estimate, metrics["compile_seconds"])
+
+            # A time-limited leg: stop here if the next generation would end past the limit.
+            if limit_seconds > 0 and gen + 1 < config.generations:
+                nxt = gen + 1
+                recompiles = (
+                    training.network_spec(config, nxt) != built.spec
+                    or (config_lib.num_simulations(config, nxt),) not in chunk_fns
+                )
+                elapsed = clock() - started
+                need = predicted_generation_seconds(metrics, recompiles=recompiles, compile_estimate=compile_estimate)
+                stop = distributed.agree(elapsed + need > limit_seconds)
+                if stop:
+                    reason = (
+                        f"time limit: {elapsed / 60:.2f} of {limit_seconds / 60:g} minutes used after generation "
+                        f"{gen}; generation {nxt} is predicted to take {need / 60:.2f} more, so this leg stops here"
+                    )
+                    log(_leg_message(workdir, gen, reason))
+                    summary.update(stopped_by_time_limit=True, leg_files=leg_files(workdir, gen))
+                    break
 
         # Final report from the latest net.
         final = state.playing_variables if selfplay_variables is None else selfplay_variables
@@ -643,7 +836,8 @@ def _train_with_gating(config, rules, net, state, previous, train_step, sample, 
     from ``gating.opening_moves`` random moves so that games differ.
 
     Returns:
-      (state, training metrics, gating metrics, the self-play net's variables).
+      (state, training metrics, gating metrics with ``gate_seconds``, the
+      self-play net's variables).
     """
     c = int(config.gating.candidates)
     shardings = jax.tree_util.tree_map(lambda x: x.sharding, state.variables)
@@ -664,6 +858,7 @@ def _train_with_gating(config, rules, net, state, previous, train_step, sample, 
         search_config(config, generation), dirichlet_fraction=0.0, gumbel_scale=0.0, temperature=0.0
     )
     previous_player = players.Player.from_network("previous", net, previous, config=quiet, precision=config.precision)
+    t_gate = time.time()
     scores = []
     for i, cand in enumerate(candidates):
         player = previous_player.replace(name=f"candidate{i}", variables=cand)
@@ -685,8 +880,39 @@ def _train_with_gating(config, rules, net, state, previous, train_step, sample, 
     promoted = scores[best] >= float(config.gating.threshold)
     chosen = candidates[best] if promoted else previous
     selfplay_variables = jax.device_put(chosen, shardings)
-    gate = {"gating_scores": scores, "gating_best": best, "gating_promoted": bool(promoted)}
+    gate = {
+        "gating_scores": scores,
+        "gating_best": best,
+        "gating_promoted": bool(promoted),
+        "gate_seconds": time.time() - t_gate,  # the matches' wall time
+    }
     return state, train_metrics, gate, selfplay_variables
+
+
+# Complete self-play games shorter than this fraction of N² on average mean
+# self-play has collapsed: healthy runs play 0.8–1.2·N² moves on 9×9 and
+# 5×5 and 0.65–0.75·N² on 7×7; collapsed PUCT runs fell to 0.16·N² on 9×9
+# and 0.5·N² on 5×5 (docs/design.md §6).
+SHORT_GAME_FRACTION = 1 / 2
+
+
+def collapse_warning(board_size: int, m: dict[str, Any]) -> str | None:
+    """A warning when self-play looks collapsed into short pass-ended games:
+    the complete games' mean length below ``SHORT_GAME_FRACTION``·N², or
+    the net's preferred first move a pass. None otherwise."""
+    problems = []
+    length = m.get("avg_game_length", float("nan"))
+    if length == length and length < SHORT_GAME_FRACTION * board_size**2:
+        ended = m.get("pass_ended_games", float("nan"))
+        problems.append(
+            f"complete games last {length:.1f} moves on average, under N²/2 = {board_size**2 / 2:g}"
+            + (f" ({ended:.0%} ended by two passes)" if ended == ended else "")
+        )
+    if m.get("first_move") == "pass":
+        problems.append("the net's preferred first move is pass")
+    if not problems:
+        return None
+    return "; ".join(problems) + ": self-play may be collapsing into pass-ended games (docs/design.md §6)"
 
 
 def _generation_line(gen: int, m: dict[str, Any]) -> str:
@@ -697,6 +923,7 @@ def _generation_line(gen: int, m: dict[str, Any]) -> str:
             f"games {m['games']} ({m['branch_games']} branches) moves {m['moves']} "
             f"B-win {m['black_winrate']:.2f} resign {m['resignations']} "
             f"(false {m['false_resignations']}/{m['no_resign_games']}) len {m['avg_game_length']:.1f} "
+            f"(pass-ended {m.get('pass_ended_games', float('nan')):.0%}) "
             f"komi {m['avg_komi']:+.1f} score err {m['score_error']:.1f}"
             f" (late {m.get('score_error_late', float('nan')):.1f}, β {m.get('beta_late', float('nan')):.2f})"
         )

@@ -90,6 +90,7 @@ __all__ = [
 
 Evaluator = Callable[[Any, go.GoState], tuple[chex.Array, chex.Array, chex.Array]]
 ALGORITHMS = ("gumbel", "puct")
+ROOT_PASS_RULES = ("search", "leela")
 VALUE_MODES = ("sigmoid", "score")
 
 
@@ -111,6 +112,20 @@ class SearchConfig:
       fpu_reduction: PUCT first-play urgency, Leela Zero style: an unvisited
         child is valued at the parent's win rate minus
         fpu_reduction·sqrt(prior mass of the visited children).
+      noisy_root_fpu_reduction: PUCT only: the FPU reduction at a root with
+        Dirichlet noise (self-play). SAI and Leela Zero use 0 there: "do not
+        lower the expected eval for root moves that are likely not the best
+        if we have introduced noise there exactly to explore more"; with a
+        reduction, a few simulations all go to the prior's favourite and the
+        policy target sharpens whatever the net already prefers.
+      root_pass_rule: when the root may pass: "search" (always, as any
+        move: SAI's and Leela Zero's self-play, ``--dumbpass``) or "leela"
+        (only where :func:`leela_pass_allowed` allows it; elsewhere the pass
+        is not a root child, so it gets no visits and no policy target).
+      pass_answer_prior: PUCT only: at a node whose last move was a pass,
+        the answering pass's prior is raised by this (SAI's engine: 0.2,
+        "Fix for 'dumbpass'", 2019), so the search soon sees that a first
+        pass can end the game; 0 is mctx's plain PUCT.
       beta_terminal: β used for terminal positions.
       value_mode: "sigmoid" (SAI, and the winrate baseline) or "score" (LZS).
       pv_length: length of the principal variations returned (0: none, the
@@ -134,6 +149,9 @@ class SearchConfig:
     dirichlet_fraction: float = 0.0
     temperature: float = 0.0
     fpu_reduction: float = 0.25
+    noisy_root_fpu_reduction: float = 0.0
+    pass_answer_prior: float = 0.0
+    root_pass_rule: str = "search"
     beta_terminal: float = 10.0
     value_mode: str = "sigmoid"
     pv_length: int = 0
@@ -148,6 +166,10 @@ class SearchConfig:
             raise ValueError(f"search.num_simulations must be >= 1, got {self.num_simulations}")
         if int(self.pv_length) < 0:
             raise ValueError(f"search.pv_length must be >= 0, got {self.pv_length}")
+        if self.root_pass_rule not in ROOT_PASS_RULES:
+            raise ValueError(f"search.root_pass_rule must be one of {ROOT_PASS_RULES}, got {self.root_pass_rule!r}")
+        if not 0.0 <= self.pass_answer_prior <= 1.0:
+            raise ValueError(f"search.pass_answer_prior must be in [0, 1], got {self.pass_answer_prior}")
         if self.beta_terminal <= 0:
             raise ValueError(f"search.beta_terminal must be > 0, got {self.beta_terminal}")
         if self.root_prior is not None and not callable(getattr(self.root_prior, "weights", None)):
@@ -388,6 +410,25 @@ def _qtransform_fpu(tree: mctx.Tree, node_index, *, fpu_reduction: float):
     return jnp.where(visits > 0, (q + 1.0) / 2.0, fpu)
 
 
+def _with_pass_answer(qtransform, tree: mctx.Tree, node_index, *, bonus, pass_action, pb_c_init, pb_c_base):
+    """``qtransform`` plus SAI's answer to a pass: at a node whose last move
+    was a pass, the pass child's PUCT prior is raised by ``bonus`` (SAI's
+    engine: 0.2, added to the normalised policy, the others unchanged), so a
+    search that tries a first pass soon tries the answering pass, which ends
+    the game with its exact Tromp–Taylor result (docs/design.md §5).
+
+    Written as the PUCT prior term's increase, c·√N·bonus/(1 + n_pass),
+    added to the pass child's value term: ``mctx.muzero_action_selection``
+    sums the two, so this is its selection with the raised prior.
+    """
+    values = qtransform(tree, node_index)
+    node_visits = tree.node_visits[node_index]
+    pb_c = pb_c_init + jnp.log((node_visits + pb_c_base + 1.0) / pb_c_base)
+    extra = jnp.sqrt(node_visits) * pb_c * bonus / (tree.children_visits[node_index, pass_action] + 1.0)
+    after_pass = tree.embeddings.state.passes[node_index] >= 1
+    return values.at[pass_action].add(jnp.where(after_pass, extra, 0.0))
+
+
 def _principal_variations(tree: mctx.Tree, start, length: int):
     """int32[B, K, length]: the most-visited line below each start node; -1 pads.
 
@@ -541,21 +582,46 @@ def _puct_policy(search_params, keys, root, recurrent_fn, legal, config: SearchC
     tie = 1e-4 * jax.vmap(lambda k: jax.random.uniform(k, legal.shape[1:]))(k_tie)
     logits = _masked_logits(jnp.log(jnp.maximum(probs, 1e-30)) + tie, legal)
     root = root.replace(prior_logits=logits)
-    selection = functools.partial(
-        mctx.muzero_action_selection,
-        pb_c_init=config.c_puct,
-        pb_c_base=1e12,
-        qtransform=functools.partial(_qtransform_fpu, fpu_reduction=config.fpu_reduction),
-    )
+    pb_c_base = 1e12
+
+    def selection(fpu_reduction):
+        qtransform = functools.partial(_qtransform_fpu, fpu_reduction=fpu_reduction)
+        if config.pass_answer_prior > 0:
+            qtransform = functools.partial(
+                _with_pass_answer,
+                qtransform,
+                bonus=config.pass_answer_prior,
+                pass_action=rules.pass_action,
+                pb_c_init=config.c_puct,
+                pb_c_base=pb_c_base,
+            )
+        return functools.partial(
+            mctx.muzero_action_selection, pb_c_init=config.c_puct, pb_c_base=pb_c_base, qtransform=qtransform
+        )
+
+    # A root with Dirichlet noise takes noisy_root_fpu_reduction (SAI's and
+    # Leela Zero's self-play: 0), the others fpu_reduction; per game, in
+    # tree.extra_data, since noise_scale is.
+    if config.dirichlet_fraction > 0:
+        root_fpu = jnp.where(
+            jnp.broadcast_to(noise_scale, legal.shape[:1]) > 0, config.noisy_root_fpu_reduction, config.fpu_reduction
+        ).astype(jnp.float32)
+    else:
+        root_fpu = jnp.full(legal.shape[:1], config.fpu_reduction, jnp.float32)
+
+    def root_selection(key, tree, node_index):
+        return selection(tree.extra_data)(key, tree, node_index, depth=0)
+
     tree = mcts.search(
         search_params,
         k_search,  # mctx's 1e-7 tie-break noise, per game
         root=root,
         recurrent_fn=recurrent_fn,
-        root_action_selection_fn=functools.partial(selection, depth=0),
-        interior_action_selection_fn=selection,
+        root_action_selection_fn=root_selection,
+        interior_action_selection_fn=selection(config.fpu_reduction),
         num_simulations=config.num_simulations,
         invalid_actions=~legal,
+        extra_data=root_fpu,
         recurrent_fn_reads_tree=True,
     )
     visits = tree.summary().visit_probs  # visit-count distribution
@@ -566,6 +632,28 @@ def _puct_policy(search_params, keys, root, recurrent_fn, legal, config: SearchC
         # Most visits; ties go to the higher prior.
         action = jnp.argmax(visits + 1e-6 * jax.nn.softmax(logits, axis=-1), axis=-1)
     return action.astype(jnp.int32), visits, tree
+
+
+def leela_pass_allowed(rules: go.GoRules, states: go.GoState, winrate):
+    """[B] bool: may the player to move pass, by Leela Zero's rules for a
+    "clever" engine (``UCTNode::create_children`` and
+    ``UCTSearch::get_best_move`` without ``--dumbpass``; SAI's engine has the
+    same code)?
+
+    Never when the pass loses at once: the opponent may answer with a pass,
+    which ends the game at the current Tromp–Taylor count (komi included),
+    so the player's count must be at least even. Beyond that, only when few
+    moves are left (at most max(5, N) legal points), or the player's win
+    rate ``winrate`` is above 0.8, or the opponent has just passed and the
+    player is ahead (passing wins at once). A finished game, or one with no
+    legal point, may always pass.
+    """
+    tt = jax.vmap(lambda s: go.area_score(rules, s))(states) - states.komi
+    tt = tt * states.to_play.astype(jnp.float32)
+    points = jnp.sum(states.legal[:, : rules.num_points], axis=-1)
+    few = points <= max(5, rules.size)
+    answer_wins = (states.passes >= 1) & (tt > 0)
+    return ((tt >= 0) & (few | (winrate > 0.8) | answer_wins)) | states.terminated | (points == 0)
 
 
 def _search_batch(
@@ -603,6 +691,9 @@ def _search_batch(
     )
     # A finished root (a lockstep slot waiting to be refilled) only "passes".
     legal = jnp.where(states.terminated[:, None], jnp.arange(states.legal.shape[1]) == rules.pass_action, states.legal)
+    if config.root_pass_rule == "leela":
+        allowed = leela_pass_allowed(rules, states, sigmoid.winrate(alpha, beta, k_root))
+        legal = legal.at[:, rules.pass_action].set(legal[:, rules.pass_action] & allowed)
     root_value = _node_value(config, rules, alpha, beta, states, root_info)
     root_logits = logits.astype(jnp.float32)
     if config.root_prior is not None:

@@ -99,6 +99,8 @@ class SelfPlayConfig:
     random_moves: int = 0
     random_temperature: float = 1.0
     opening_policy: str = "visits"
+    random_min_visits: int = 0
+    random_losing_threshold: float = 0.0
     noise_moves: int = -1
     fast_simulations: int = 0
     full_search_prob: float = 1.0
@@ -227,6 +229,16 @@ def _complete_komi(config, key, alpha_empty, beta_empty, shape):
 def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.SearchOutput):
     """Opening sampling, blunder detection and the LZS pass rule.
 
+    Only moves with more than ``random_min_visits`` visits whose value (on
+    the [0, 1] scale) is above ``max(random_losing_threshold,
+    resign_threshold)`` may be sampled (the threshold only when it is > 0),
+    SAI's rule (Leela Zero's
+    ``--randomvisits``, default 1: "no matter how badly they are evaluated,
+    we still have a fair chance of playing them"; SAI's 5% losing
+    threshold); when no move qualifies, the best move is played. 0 and 0
+    (the ``SelfPlayConfig`` defaults, and the Gumbel configs) sample every
+    visited move.
+
     An opening move is drawn ∝ w^(1/T) with w the root's visit counts
     (``opening_policy='visits'``, SAI) or the search's improved policy, its
     policy target (``'improved'``). For PUCT the two are the same
@@ -241,8 +253,15 @@ def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.Search
         weights = out.policy
     else:
         weights = out.visit_counts.astype(jnp.float32)
-    logits = jnp.where(weights > 0, jnp.log(jnp.maximum(weights, 1e-30)) / config.random_temperature, -jnp.inf)
+    # SAI's (and Leela Zero's) candidates for a random move: more than
+    # random_min_visits visits, and a value above the losing threshold (and
+    # the resign threshold); none of them: the best move.
+    eligible = (weights > 0) & (out.visit_counts > config.random_min_visits)
+    if config.random_losing_threshold > 0:
+        eligible &= q > max(config.random_losing_threshold, config.resign_threshold)
+    logits = jnp.where(eligible, jnp.log(jnp.maximum(weights, 1e-30)) / config.random_temperature, -jnp.inf)
     sampled = jax.random.categorical(key, logits).astype(jnp.int32)
+    sampled = jnp.where(jnp.any(eligible, axis=-1), sampled, out.action)
     opening = states.move_count < config.random_moves
     action = jnp.where(opening, sampled, out.action)
     chosen_q = jnp.take_along_axis(q, action[:, None], axis=1)[:, 0]
@@ -666,6 +685,32 @@ def late_score_stats(games: list[FinishedGame]) -> dict[str, float]:
     }
 
 
+def pass_stats(games: list[FinishedGame]) -> dict[str, float]:
+    """How the complete games (not branches) of a generation ended, for
+    spotting self-play that collapses into short pass-ended games.
+
+    ``pass_ended_games``: the fraction that ended by two passes (not by
+    resignation or the move cap); ``first_pass_move``: the mean move number
+    of a game's first pass, over the games with one; ``median_game_length``.
+    """
+    complete = [g for g in games if not g.is_branch]
+    if not complete:
+        return {"pass_ended_games": float("nan"), "first_pass_move": float("nan"), "median_game_length": float("nan")}
+    pass_action = int(complete[0].start_planes.shape[0]) ** 2
+    ended, firsts = 0, []
+    for g in complete:
+        moves = [a for a in g.actions if a >= 0]
+        if len(moves) >= 2 and moves[-1] == moves[-2] == pass_action and not g.resigned:
+            ended += 1
+        if pass_action in moves:
+            firsts.append(g.start_move + moves.index(pass_action))
+    return {
+        "pass_ended_games": ended / len(complete),
+        "first_pass_move": float(np.mean(firsts)) if firsts else float("nan"),
+        "median_game_length": float(np.median([g.length for g in complete])),
+    }
+
+
 def generation_stats(games: list[FinishedGame], alpha_empty: float, beta_empty: float) -> dict[str, Any]:
     """Self-play statistics of one generation (docs/design.md §6, issue list)."""
     n = len(games)
@@ -698,6 +743,7 @@ def generation_stats(games: list[FinishedGame], alpha_empty: float, beta_empty: 
         "score_error": float(np.mean(errors)) if errors else float("nan"),
         "score_error_positions": len(errors),
         **late_score_stats(games),
+        **pass_stats(games),
         # Mean winning margin the score estimate gave at resignation.
         "resign_score_estimate": float(np.mean(resigned)) if resigned else float("nan"),
     }

@@ -78,8 +78,9 @@ def _final_report(summary: dict, config, config_file: str | None) -> str:
     mean, the first move, and how far this run is from the config's full run
     (and what that reached, where it was measured)."""
     generations = config.generations
+    last = summary.get("generation", generations - 1)
     lines = [
-        f"the net's view of the empty board after generation {generations - 1}:",
+        f"the net's view of the empty board after generation {last}:",
         f"  α_∅ = {summary['fair_komi']:+.2f}: its fair komi, the komi at which it thinks the empty board is even",
         f"  β_∅ = {summary['beta_empty']:.3f}: how sure it is; Black's winrate at komi k is σ(β_∅·(α_∅ − k)),",
         "    so with a small β_∅ it stays near 50% whatever the komi",
@@ -92,7 +93,12 @@ def _final_report(summary: dict, config, config_file: str | None) -> str:
             full = config_lib.load_config(config_file).generations
         except Exception:  # the report must not fail a finished run
             full = None
-        if full is not None and generations < full:
+        if summary.get("stopped_by_time_limit"):
+            lines.append(
+                f"this leg stopped at --config.time_limit_minutes={config.time_limit_minutes:g} after generation "
+                f"{last} of {generations}; the same command on a copy of the leg's files (above) goes on"
+            )
+        elif full is not None and generations < full:
             lines.append(
                 f"this run stopped after {generations} of {name}'s {full} generations; to go on from here, run it\n"
                 f"  again with the same --workdir and --config.generations={full} (or no --config.generations)"

@@ -24,9 +24,11 @@ silently.
 import os
 
 # Default to the CPU backend so the suite behaves the same on machines with an
-# accelerator. setdefault keeps an explicit JAX_PLATFORMS from the caller. The
-# device count is deliberately left alone: sharding tests start their own
-# subprocess with fake devices (the ``fake_devices`` fixture below).
+# accelerator. setdefault keeps an explicit JAX_PLATFORMS from the caller:
+# `make test-gpu` sets JAX_PLATFORMS=cuda, and its pytest-xdist workers inherit
+# it. The device count is deliberately left alone: sharding tests start their
+# own subprocess with fake CPU devices (the ``fake_devices`` fixture below),
+# also under `make test-gpu`.
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import json  # noqa: E402

@@ -393,6 +393,14 @@ def test_should_resign_rule():
 
 
 def test_baseline_heads_plug_in():
+    # The search's root value is compared with an eager forward pass at 1e-5:
+    # two programs, which on a GPU need float32 ("highest"), not its default
+    # TF32 for float32 convolutions, to agree that closely.
+    with jax.default_matmul_precision("highest"):
+        _check_baseline_heads()
+
+
+def _check_baseline_heads():
     for head in ("winrate", "score"):
         net = networks.make_network(5, blocks=1, filters=8, value_head=head)
         variables = networks.init_network(net, jax.random.PRNGKey(0))
@@ -423,7 +431,10 @@ def test_bfloat16_evaluation_plays_the_float32_moves():
             s = go.play(R7, s, move)
         positions.append(s)
     states = batch(*positions)
-    full_out = jax.jit(player.evaluator)(player.variables, states)
+    # The reference is float32 ("highest"), not a GPU's default TF32 for
+    # float32 convolutions; bfloat16 computes in bfloat16 either way.
+    with jax.default_matmul_precision("highest"):
+        full_out = jax.jit(player.evaluator)(player.variables, states)
     half_out = jax.jit(half.evaluator)(player.variables, states)
     assert all(x.dtype == jnp.float32 for x in half_out)
     (logits, alpha, beta), (logits_h, alpha_h, beta_h) = full_out, half_out
@@ -434,7 +445,8 @@ def test_bfloat16_evaluation_plays_the_float32_moves():
     np.testing.assert_allclose(np.asarray(prior_h), np.asarray(prior), atol=0.01)
 
     cfg = search.SearchConfig(num_simulations=16, gumbel_scale=0.0)
-    full = search.make_search_fn(player.evaluator, R7, cfg)(player.variables, jax.random.PRNGKey(0), states)
+    with jax.default_matmul_precision("highest"):
+        full = search.make_search_fn(player.evaluator, R7, cfg)(player.variables, jax.random.PRNGKey(0), states)
     half = search.make_search_fn(half.evaluator, R7, cfg)(player.variables, jax.random.PRNGKey(0), states)
     np.testing.assert_array_equal(np.asarray(half.action), np.asarray(full.action))
     np.testing.assert_allclose(np.asarray(half.root_winrate), np.asarray(full.root_winrate), atol=0.01)

@@ -233,7 +233,18 @@ def _shard_checks():
 
 
 def _run_steps(value_head, steps=4):
-    """A few steps from a fixed init on fixed batches; host arrays."""
+    """A few steps from a fixed init on fixed batches; host arrays.
+
+    In float32 (precision "highest"): the 8-fake-device run is on the CPU,
+    and `test_eight_fake_devices_agree_with_one` compares it with this
+    process's device, which on a GPU would otherwise compute the float32
+    convolutions in TF32 (a 10-bit mantissa), a 1e-3 difference by itself.
+    """
+    with jax.default_matmul_precision("highest"):
+        return _steps(value_head, steps)
+
+
+def _steps(value_head, steps):
     _, state, step = _setup(value_head, seed=3)
     losses = []
     for i in range(steps):

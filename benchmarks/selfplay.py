@@ -1,0 +1,389 @@
+"""Steady-state self-play of a config against its net's forward pass alone.
+
+    python benchmarks/selfplay.py --config=configs/go7.py [--config.<field>=<value> ...]
+        [--rounds 3] [--chunks 4] [--forward_passes 20] [--generation 0] [--json PATH]
+
+It builds what the pipeline builds for self-play at ``--generation``
+(``saijax.pipeline``: the network of the config's schedule, initialised as
+generation 0 is, its evaluator at ``config.precision``, the search and
+self-play settings, ``selfplay.make_chunk_fn``, ``init_selfplay`` and a
+``GameCollector``), compiles the self-play chunk (timed apart, like the
+forward pass's compilation), plays one warm-up chunk, and then alternates
+``--rounds`` rounds of
+
+* the forward pass alone: the same evaluator at the same precision, on the
+  self-play batch of device-resident positions (the slots' games),
+  ``--forward_passes`` passes inside one jitted loop (:class:`ForwardHarness`:
+  as inside a search, no pass pays a dispatch), the best of 3 timings;
+  evaluations/s = B / time per pass;
+* self-play: ``--chunks`` chunks as ``pipeline.train_and_evaluate`` runs
+  them, each dispatched, waited for, then collected on the host
+  (``GameCollector.add_chunk`` and the count of full searches);
+  evaluations are counted as the pipeline counts ``selfplay_evaluations``
+  (a full search S + 1 per slot and move, a playout-capped one its own
+  simulations + 1).
+
+The ratio self-play / forward is the median over the rounds, so a slow
+spell of a shared machine hits both sides of a round alike; the spread is
+printed with it, and the CPU-time ratio (this process's threads only), which
+on a shared machine is the steadier of the two. The forward pass is the
+ceiling: a median ratio above 1 means this benchmark is wrong. A chunk's time is
+broken down into waiting for the device (dispatch included) and host
+collection; writing the rows and SGFs, which the pipeline does once a
+generation, is timed after each round and reported apart, outside the ratio.
+
+The last line is ``selfplay/forward ratio R``. ``benchmarks/gpu.py`` calls
+:func:`build`, :func:`compile_chunk`, :func:`measure` and
+:class:`ForwardHarness` for its self-play, forward-pass and pgx + mctx sections.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import sys
+import tempfile
+import time
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from saijax import config as config_lib
+from saijax import distributed, go, networks, pipeline, replay, search, selfplay, styles, training
+
+
+@dataclasses.dataclass
+class Bench:
+    """What the pipeline builds for one generation's self-play, and its state."""
+
+    config: Any
+    generation: int
+    rules: go.GoRules
+    spec: networks.NetworkSpec
+    evaluator: search.Evaluator
+    variables: Any
+    search_config: search.SearchConfig
+    selfplay_config: selfplay.SelfPlayConfig
+    chunk: Any  # the jitted chunk function
+    collector: selfplay.GameCollector
+    sp_state: selfplay.SelfPlayState
+    alpha0: float
+    beta0: float
+    gen_key: jax.Array
+    chunks_run: int = 0
+    rows: list = dataclasses.field(default_factory=list)
+    games: list = dataclasses.field(default_factory=list)
+
+    def chunk_args(self):
+        """The next chunk's arguments, keyed as the pipeline keys its chunks."""
+        key = distributed.process_key(jax.random.fold_in(self.gen_key, 100 + self.chunks_run))
+        return self.variables, self.sp_state, key, jnp.float32(self.alpha0), jnp.float32(self.beta0)
+
+    def describe(self) -> str:
+        s, sp = self.search_config, self.selfplay_config
+        caps = ""
+        if sp.fast_simulations > 0 and sp.full_search_prob < 1:
+            fast = min(sp.fast_simulations, s.num_simulations)
+            caps = f" (playout caps: {fast} on {1 - sp.full_search_prob:.0%} of the moves)"
+        n = self.rules.size
+        return (
+            f"{n}x{n} {self.spec.blocks}x{self.spec.filters} {self.spec.value_head} net, {self.config.precision}, "
+            f"{s.algorithm} {s.num_simulations} simulations{caps}, batch {sp.batch_size}, "
+            f"{sp.chunk_moves} moves per chunk"
+        )
+
+
+def build(config, generation: int = 0) -> Bench:
+    """The pipeline's self-play at ``generation``, on a fresh generation-0 net.
+
+    As ``pipeline.train_and_evaluate`` builds it: the rules (style, move
+    cap), the network of the schedule at ``generation`` initialised with the
+    pipeline's generation-0 key (random weights, as at generation 0), its
+    evaluator at ``config.precision``, the chunk function for the
+    generation's simulations, fresh slots sharded over the self-play mesh
+    at the net's empty-board α_∅, β_∅, and a collector.
+    """
+    config_lib.validate(config)
+    rules = styles.style_rules(
+        go.GoRules(config.board_size, config_lib.effective_max_moves(config)), config.style.centre_bonus
+    )
+    mesh = training.make_mesh()
+    spec = training.network_spec(config, generation)
+    net = spec.build()
+    evaluator = search.make_network_evaluator(net, rules, precision=config.precision)
+    base_key = jax.random.PRNGKey(config.seed)
+    variables = training.replicate(networks.init_network(net, jax.random.fold_in(base_key, 10**6)), mesh)
+    alpha0, beta0, _ = pipeline._empty_board_eval(evaluator, variables, rules)
+    s_cfg = pipeline.search_config(config, generation)
+    sp_cfg = pipeline.selfplay_config(config)
+    chunk = selfplay.make_chunk_fn(
+        evaluator,
+        rules,
+        s_cfg,
+        sp_cfg,
+        agent=pipeline.selfplay_agent(config),
+        ownership=config_lib.records_ownership(config),
+    )
+    gen_key = jax.random.fold_in(base_key, generation)
+    sp_state = selfplay.init_selfplay(
+        rules, sp_cfg, distributed.process_key(jax.random.fold_in(gen_key, 2)), alpha0, beta0
+    )
+    sp_state = pipeline._shard_selfplay(sp_state, mesh)
+    collector = selfplay.GameCollector(rules, opponent_policy=config_lib.records_opponent_policy(config))
+    return Bench(
+        config=config,
+        generation=generation,
+        rules=rules,
+        spec=spec,
+        evaluator=evaluator,
+        variables=variables,
+        search_config=s_cfg,
+        selfplay_config=sp_cfg,
+        chunk=chunk,
+        collector=collector,
+        sp_state=sp_state,
+        alpha0=alpha0,
+        beta0=beta0,
+        gen_key=gen_key,
+    )
+
+
+def evaluations(bench: Bench, chunks: int, full_moves: int) -> int:
+    """Self-play evaluations of ``chunks`` chunks with ``full_moves`` fully
+    searched moves, counted as ``pipeline.train_and_evaluate`` counts
+    ``selfplay_evaluations``: S + 1 per slot for a full search, the playout
+    cap's own simulations + 1 for a cheap one, every process's slots."""
+    s_cfg, sp_cfg = bench.search_config, bench.selfplay_config
+    fast = min(sp_cfg.fast_simulations, s_cfg.num_simulations) if sp_cfg.full_search_prob < 1 else 0
+    moves = chunks * sp_cfg.chunk_moves
+    count = full_moves * (s_cfg.num_simulations + 1) + (moves - full_moves) * (fast + 1)
+    return count * sp_cfg.batch_size * jax.process_count()
+
+
+def _one_chunk(bench: Bench) -> tuple[float, float, int]:
+    """Plays and collects one chunk as the pipeline does; returns (seconds
+    waiting for the device, dispatch included; seconds of host collection;
+    fully searched moves)."""
+    t0 = time.perf_counter()
+    bench.sp_state, records = bench.chunk(*bench.chunk_args())
+    jax.block_until_ready((bench.sp_state, records))
+    t1 = time.perf_counter()
+    rows, finished = bench.collector.add_chunk(records, bench.generation)
+    if rows is not None:
+        bench.rows.append(rows)
+    bench.games.extend(finished)
+    full = int(np.sum(np.asarray(records.full_search)[:, 0]))
+    t2 = time.perf_counter()
+    bench.chunks_run += 1
+    return t1 - t0, t2 - t1, full
+
+
+def compile_chunk(bench: Bench) -> dict[str, float]:
+    """Compiles the chunk (seconds apart: tracing, lowering and XLA), then
+    plays and collects one warm-up chunk; returns both times."""
+    t = time.perf_counter()
+    bench.chunk.lower(*bench.chunk_args()).compile()
+    compile_s = time.perf_counter() - t
+    t = time.perf_counter()
+    _one_chunk(bench)
+    warmup = time.perf_counter() - t
+    bench.rows, bench.games = [], []  # the rounds write only their own
+    return {"compile_seconds": compile_s, "warmup_chunk_seconds": warmup}
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _rolled(states, passes: int):
+    """``passes`` copies of a batch, the i-th rolled by i along the batch axis."""
+    return jax.tree_util.tree_map(lambda x: jnp.stack([jnp.roll(x, i, axis=0) for i in range(passes)]), states)
+
+
+class ForwardHarness:
+    """The forward pass alone: ``passes`` evaluations of a batch inside one
+    jitted loop, so that, as inside a search, no pass pays a dispatch and
+    the device never waits for the host.
+
+    Each pass evaluates another batch (the positions rolled along the batch
+    axis, made beforehand), so no pass can be hoisted out of the loop or
+    shared with another; a checksum of every output is returned, so none is
+    dead code. ``time()`` returns (wall, CPU) seconds per pass. Compiling is
+    timed apart, in the constructor (``compile_seconds``).
+    """
+
+    def __init__(self, evaluate, params, states, passes: int = 10):
+        self.passes = passes = int(passes)
+        self.batch = int(jax.tree_util.tree_leaves(states)[0].shape[0])
+        stacked = _rolled(states, passes)
+
+        @jax.jit
+        def run(params, stacked):
+            def body(total, batch):
+                leaves = jax.tree_util.tree_leaves(evaluate(params, batch))
+                return total + sum(jnp.sum(leaf.astype(jnp.float32)) for leaf in leaves), None
+
+            return jax.lax.scan(body, jnp.float32(0.0), stacked)[0]
+
+        self._run, self._args = run, (params, stacked)
+        t = time.perf_counter()
+        jax.block_until_ready(run(*self._args))
+        self.compile_seconds = time.perf_counter() - t
+
+    def time(self) -> tuple[float, float]:
+        t, c = time.perf_counter(), time.process_time()
+        jax.block_until_ready(self._run(*self._args))
+        return (time.perf_counter() - t) / self.passes, (time.process_time() - c) / self.passes
+
+    def rate(self, repeats: int = 3) -> float:
+        """Evaluations/s, the best of ``repeats`` timings."""
+        return self.batch / min(self.time()[0] for _ in range(repeats))
+
+
+def _write_generation(bench: Bench, directory: str, index: int) -> tuple[float, float, int]:
+    """Writes the rows and SGFs collected since the last call as the pipeline
+    writes a generation's; returns (replay seconds, SGF seconds, rows)."""
+    if not bench.rows:
+        return 0.0, 0.0, 0
+    t = time.perf_counter()
+    rows = replay.concatenate_rows(bench.rows)
+    replay.ReplayBuffer(os.path.join(directory, "replay"), bench.rules.size).write_generation(index, rows)
+    t_replay = time.perf_counter() - t
+    t = time.perf_counter()
+    limit = int(bench.config.selfplay.sgf_games_per_generation)
+    pipeline._write_sgfs(bench.rules, bench.games, os.path.join(directory, "sgf"), index, limit)
+    t_sgf = time.perf_counter() - t
+    bench.rows, bench.games = [], []
+    return t_replay, t_sgf, rows.num_rows
+
+
+def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: int = 20, log=print) -> dict[str, Any]:
+    """Alternating rounds of the forward pass and self-play (after
+    :func:`compile_chunk`); returns the rates, the ratio and the breakdown."""
+    # The slots' games: device-resident positions of the self-play batch.
+    forward = ForwardHarness(bench.evaluator, bench.variables, bench.sp_state.games, forward_passes)
+    batch = bench.selfplay_config.batch_size
+    per_round = []
+    with tempfile.TemporaryDirectory(prefix="selfplay_bench_") as scratch:
+        for r in range(rounds):
+            # The best of 3 timings of the forward pass: the ceiling, not a slow spell.
+            fwd_wall, fwd_cpu = min(forward.time() for _ in range(3))
+            c = time.process_time()
+            waits, hosts, full = [], [], 0
+            for _ in range(chunks):
+                wait, host, f = _one_chunk(bench)
+                waits.append(wait)
+                hosts.append(host)
+                full += f
+            sp_cpu = time.process_time() - c
+            sp_wall = sum(waits) + sum(hosts)
+            evals = evaluations(bench, chunks, full)
+            t_replay, t_sgf, rows = _write_generation(bench, scratch, r)
+            fwd_rate, sp_rate = batch / fwd_wall, evals / sp_wall
+            row = {
+                "forward_evals_per_s": fwd_rate,
+                "selfplay_evals_per_s": sp_rate,
+                "ratio": sp_rate / fwd_rate,
+                "cpu_ratio": (evals / sp_cpu) / (batch / fwd_cpu) if sp_cpu > 0 and fwd_cpu > 0 else float("nan"),
+                "selfplay_seconds": sp_wall,
+                "evaluations": evals,
+                "full_search_fraction": full / (chunks * bench.selfplay_config.chunk_moves),
+                "device_seconds_per_chunk": float(np.mean(waits)),
+                "host_seconds_per_chunk": float(np.mean(hosts)),
+                "replay_seconds": t_replay,
+                "sgf_seconds": t_sgf,
+                "rows": rows,
+            }
+            per_round.append(row)
+            log(
+                f"round {r + 1}/{rounds}: forward {fwd_rate:,.0f} evals/s | self-play {sp_rate:,.0f} evals/s | "
+                f"ratio {row['ratio']:.3f}"
+            )
+    ratios = np.array([p["ratio"] for p in per_round])
+
+    def median(name):
+        return float(np.median([p[name] for p in per_round]))
+
+    return {
+        "description": bench.describe(),
+        "rounds": rounds,
+        "chunks_per_round": chunks,
+        "forward_passes": forward_passes,
+        "forward_compile_seconds": forward.compile_seconds,
+        "forward_evals_per_s": median("forward_evals_per_s"),
+        "selfplay_evals_per_s": median("selfplay_evals_per_s"),
+        "ratio": float(np.median(ratios)),
+        "ratio_min": float(ratios.min()),
+        "ratio_max": float(ratios.max()),
+        "cpu_ratio": median("cpu_ratio"),
+        "device_seconds_per_chunk": median("device_seconds_per_chunk"),
+        "host_seconds_per_chunk": median("host_seconds_per_chunk"),
+        "replay_seconds": median("replay_seconds"),
+        "sgf_seconds": median("sgf_seconds"),
+        "rows_per_round": median("rows"),
+        "full_search_fraction": float(np.mean([p["full_search_fraction"] for p in per_round])),
+        "per_round": per_round,
+    }
+
+
+def summary_lines(bench: Bench, compiled: dict[str, float], result: dict[str, Any]) -> list[str]:
+    """The report, ending with ``selfplay/forward ratio R``."""
+    sp = bench.selfplay_config
+    device, host = result["device_seconds_per_chunk"], result["host_seconds_per_chunk"]
+    chunk = device + host
+    return [
+        f"compile: self-play chunk {compiled['compile_seconds']:.1f} s (then a warm-up chunk "
+        f"{compiled['warmup_chunk_seconds']:.2f} s), forward pass {result['forward_compile_seconds']:.2f} s; "
+        "not in the rates",
+        f"self-play {result['selfplay_evals_per_s']:,.0f} evals/s (median of {result['rounds']} rounds of "
+        f"{result['chunks_per_round']} chunks; full searches on {result['full_search_fraction']:.0%} of the moves) | "
+        f"forward pass {result['forward_evals_per_s']:,.0f} evals/s (batch {sp.batch_size}, "
+        f"{bench.config.precision})",
+        f"a chunk ({sp.chunk_moves} moves x {sp.batch_size} slots): {chunk * 1e3:,.1f} ms = waiting for the device "
+        f"{device * 1e3:,.1f} ms ({device / chunk:.0%}) + host collection {host * 1e3:,.1f} ms ({host / chunk:.0%})",
+        f"after each round, outside the ratio: its {result['rows_per_round']:,.0f} replay rows written in "
+        f"{result['replay_seconds'] * 1e3:,.1f} ms, SGFs in {result['sgf_seconds'] * 1e3:,.1f} ms (the pipeline "
+        "writes them once a generation)",
+        f"ratio over the rounds: median {result['ratio']:.3f}, spread {result['ratio_min']:.3f}-"
+        f"{result['ratio_max']:.3f}; CPU-time ratio {result['cpu_ratio']:.3f}",
+        f"selfplay/forward ratio {result['ratio']:.3f}",
+    ]
+
+
+def _main(argv):
+    from absl import flags, logging
+    from ml_collections import config_flags
+
+    del argv
+    logging.set_verbosity(logging.WARNING)  # no INFO lines from JAX's backend search
+    config = _CONFIG.value
+    f = flags.FLAGS
+    filename = config_flags.get_config_filename(f["config"])
+    bench = build(config, f.generation)
+    print(
+        f"jax {jax.__version__} on {jax.devices()[0].platform} ({jax.device_count()} device(s)); "
+        f"{filename} at generation {f.generation}: {bench.describe()}",
+        flush=True,
+    )
+    compiled = compile_chunk(bench)
+    result = measure(bench, rounds=f.rounds, chunks=f.chunks, forward_passes=f.forward_passes)
+    result.update(compiled)
+    if f.json:
+        with open(f.json, "w") as out:
+            json.dump(result, out, indent=2)
+    print("\n".join(summary_lines(bench, compiled, result)), flush=True)
+
+
+if __name__ == "__main__":
+    from absl import app, flags
+    from ml_collections import config_flags
+
+    _CONFIG = config_flags.DEFINE_config_file("config", None, "Run config file (configs/*.py).", lock_config=True)
+    flags.DEFINE_integer("rounds", 3, "Alternating forward/self-play rounds (at least 3 for a ratio worth quoting).")
+    flags.DEFINE_integer("chunks", 4, "Self-play chunks per round.")
+    flags.DEFINE_integer("forward_passes", 20, "Forward passes per round, in one jitted loop.")
+    flags.DEFINE_integer("generation", 0, "The generation whose net shape and simulations self-play uses.")
+    flags.DEFINE_string("json", None, "Also write the result as JSON to this file.")
+    flags.mark_flags_as_required(["config"])
+    sys.exit(app.run(_main))

@@ -1,0 +1,222 @@
+"""The GPU lane's commands, checked on the CPU (docs/performance.md, "The GPU lane").
+
+benchmarks/selfplay.py and benchmarks/gpu.py run as subprocesses at tiny
+sizes (gpu.py with every section is a slow test: about a minute and a half
+here); the Makefile's GPU targets are checked dry (``make -n``): they run the
+Python that is there, with no venv and no install.
+"""
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import types
+
+import pytest
+from conftest import REPO, TINY
+
+from saijax import config as config_lib
+from saijax import pipeline
+
+BENCHMARKS = os.path.join(REPO, "benchmarks")
+SECTIONS = ["versions", "forward", "selfplay", "env", "anchor"]
+
+
+def _env():
+    path = os.environ.get("PYTHONPATH")
+    return dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=REPO + (os.pathsep + path if path else ""))
+
+
+def _run(args, timeout=600):
+    out = subprocess.run([sys.executable, *args], cwd=REPO, env=_env(), capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    return out.stdout
+
+
+def _module(name):
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", os.path.join(BENCHMARKS, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    sys.path.insert(0, BENCHMARKS)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(BENCHMARKS)
+    return module
+
+
+# ---------------------------------------------------------------------------
+# benchmarks/selfplay.py
+
+
+def test_selfplay_benchmark_ends_with_its_ratio(tmp_path):
+    result = tmp_path / "result.json"
+    stdout = _run(
+        [
+            "benchmarks/selfplay.py",
+            f"--config={TINY}",
+            "--config.selfplay.chunk_moves=4",
+            "--rounds=1",
+            "--chunks=2",
+            "--forward_passes=2",
+            f"--json={result}",
+        ]
+    )
+    lines = stdout.strip().splitlines()
+    match = re.fullmatch(r"selfplay/forward ratio (\d+\.\d+)", lines[-1])
+    assert match, lines[-3:]
+    ratio = float(match.group(1))
+    assert 0 < ratio < 1.5
+    assert any("waiting for the device" in line and "host collection" in line for line in lines)
+    assert any(line.startswith("compile: self-play chunk") for line in lines)
+    data = json.loads(result.read_text())
+    assert data["ratio"] == pytest.approx(ratio, abs=5e-4)
+    # tiny.py: 8 slots, 4 simulations and no playout caps, so every move of
+    # the 2 chunks of 4 moves costs 8 * (4 + 1) evaluations.
+    (first,) = data["per_round"]
+    assert first["evaluations"] == 2 * 4 * 8 * 5
+    assert first["full_search_fraction"] == 1.0
+
+
+def test_selfplay_benchmark_counts_evaluations_as_the_pipeline_does():
+    """With playout caps, a cheap search costs its own simulations + 1 (the
+    arithmetic of pipeline.train_and_evaluate's selfplay_evaluations)."""
+    bench = _module("selfplay")
+    config = config_lib.load_config(os.path.join(REPO, "configs", "go7.py"))
+    fake = types.SimpleNamespace(
+        search_config=pipeline.search_config(config, 60),  # 64 simulations
+        selfplay_config=pipeline.selfplay_config(config),  # 8 on the cheap moves
+    )
+    moves = fake.selfplay_config.chunk_moves
+    batch = fake.selfplay_config.batch_size
+    assert bench.evaluations(fake, 3, 5) == (5 * 65 + (3 * moves - 5) * 9) * batch
+
+
+# ---------------------------------------------------------------------------
+# benchmarks/gpu.py
+
+
+def _check_section_files(out, sections=SECTIONS):
+    """Every section's JSON and Markdown exist and are well formed; returns the JSON."""
+    found = {}
+    for i, name in enumerate(sections, start=1):
+        data = json.loads((out / f"{i}_{name}.json").read_text())
+        assert data["section"] == name and data["index"] == i
+        assert data["status"] in ("done", "partial", "skipped"), data
+        if data["status"] == "skipped":
+            assert data["reason"]
+        md = (out / f"{i}_{name}.md").read_text()
+        assert md.startswith(f"## {i}. ")
+        _check_tables(md)
+        found[name] = data
+    summary = (out / "summary.md").read_text()
+    _check_tables(summary)
+    assert [line for line in summary.splitlines() if line.startswith("## ")] == [
+        f"## {d['index']}. {d['title']}" for d in found.values()
+    ]
+    return found
+
+
+def _check_tables(md):
+    """Each Markdown table: a header, a separator, rows with as many cells."""
+    lines = md.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")):
+            width = line.count("|")
+            assert re.fullmatch(r"\|(---\|)+", lines[i + 1]) and lines[i + 1].count("|") == width, lines[i : i + 2]
+            j = i + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                assert lines[j].count("|") == width, lines[j]
+                j += 1
+
+
+def test_gpu_benchmark_writes_the_sections_it_measures(tmp_path):
+    """The forward pass alone, two rows: each measured row in the files."""
+    out = tmp_path / "bench"
+    args = ["--small", "--sections", "versions,forward", "--forward_nets", "1x8", "--forward_batches", "8"]
+    stdout = _run(["benchmarks/gpu.py", *args, "--budget_s", "600", "--out", str(out)])
+    assert "wrote 2 sections" in stdout
+    found = _check_section_files(out, ["versions", "forward"])
+    assert not (out / "3_selfplay.json").exists()
+    assert [d["status"] for d in found.values()] == ["done", "done"]
+    rows = found["forward"]["rows"]
+    assert [(r["net"], r["batch"], r["precision"]) for r in rows] == [(("1x8", 8, p)) for p in ("float32", "bfloat16")]
+    assert all(r["evals_per_s"] > 0 and r["compile_s"] > 0 for r in rows)
+    assert "| 1x8 | 8 | bfloat16 |" in (out / "2_forward.md").read_text()
+
+
+@pytest.mark.slow
+def test_gpu_benchmark_small_measures_every_section(tmp_path):
+    out = tmp_path / "bench"
+    stdout = _run(["benchmarks/gpu.py", "--small", "--budget_s", "900", "--out", str(out)])
+    assert "wrote 5 sections" in stdout
+    found = _check_section_files(out)
+    assert all(d["status"] == "done" for d in found.values()), {n: d["reason"] for n, d in found.items()}
+    assert {r["name"] for r in found["versions"]["rows"]} >= {"jax", "backend", "devices"}
+    assert len(found["forward"]["rows"]) == 8 and all(r["evals_per_s"] > 0 for r in found["forward"]["rows"])
+    (sp,) = found["selfplay"]["rows"]
+    assert 0 < sp["ratio"] < 1.5 and sp["compile_s"] > 0
+    assert [r["env"] for r in found["env"]["rows"]] == ["saijax", "pgx go_9x9"]
+    anchor = {r["what"]: r for r in found["anchor"]["rows"]}
+    assert anchor["self-play"]["ratio"] > 0 and anchor["forward pass alone"]["evals_per_s"] > 0
+
+
+def test_gpu_benchmark_skips_what_the_budget_cannot_hold(tmp_path):
+    out = tmp_path / "bench"
+    _run(["benchmarks/gpu.py", "--small", "--budget_s", "0", "--out", str(out)])
+    found = _check_section_files(out)
+    assert found["versions"]["status"] == "done"
+    for name in SECTIONS[1:]:
+        assert found[name]["status"] == "skipped" and "budget" in found[name]["reason"], found[name]
+    assert "*Skipped: " in (out / "3_selfplay.md").read_text()
+
+
+# ---------------------------------------------------------------------------
+# The Makefile's GPU targets and the repository's size.
+
+
+def _dry_run(*targets, **variables):
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    extra = [f"{k}={v}" for k, v in variables.items()]
+    # --no-print-directory: under `make test` (a make inside make) the
+    # output would gain "Entering directory" lines.
+    command = ["make", "--no-print-directory", "-n", *extra, *targets]
+    out = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_gpu_targets_use_the_python_that_is_there():
+    commands = _dry_run("test-gpu", "bench-gpu", PYTHON="/opt/python3").strip().splitlines()
+    assert len(commands) == 2
+    for command in commands:
+        assert not re.search(r"\bpip\b|venv", command), command
+        assert "JAX_PLATFORMS=cuda" in command and "XLA_PYTHON_CLIENT_PREALLOCATE=false" in command
+        assert " /opt/python3 " in command
+    test, bench = commands
+    assert "-m pytest" in test and re.search(r" -n \d+ ", test)
+    assert "benchmarks/gpu.py --out " in bench and "--budget_s " in bench
+    # Every test file and test the target names exists.
+    for path in re.findall(r"tests/\S+", test):
+        file, _, name = path.partition("::")
+        assert os.path.exists(os.path.join(REPO, file)), file
+        if name:
+            with open(os.path.join(REPO, file)) as f:
+                assert f"def {name}(" in f.read(), path
+
+
+def test_the_repository_stays_under_50_mb():
+    """A GPU run starts from a copy of the checkout (docs/performance.md)."""
+    if shutil.which("git") is None or not os.path.exists(os.path.join(REPO, ".git")):
+        pytest.skip("not a git checkout")
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, timeout=60).stdout
+    total = sum(
+        os.path.getsize(os.path.join(REPO, p))
+        for p in files.decode().split("\0")
+        if p and os.path.isfile(os.path.join(REPO, p))
+    )
+    assert total < 50e6, f"tracked files hold {total / 1e6:.1f} MB"
