@@ -194,7 +194,7 @@ def process_start_time() -> float:
 _IMPORTED_AT = time.time()
 
 
-def use_compilation_cache(config, workdir: str, log=print) -> str | None:
+def use_compilation_cache(config, workdir: str) -> str | None:
     """Turns JAX's persistent compilation cache on (``config.compilation_cache``)
     in ``config.compilation_cache_dir`` (empty: ``<workdir>/compilation_cache``),
     or off. Returns the folder, or None when off.
@@ -222,7 +222,8 @@ def use_compilation_cache(config, workdir: str, log=print) -> str | None:
     return path
 
 
-def _cache_bytes(path: str | None) -> int:
+def _dir_bytes(path: str | None) -> int:
+    """Bytes of the files under ``path`` (a cache folder, a checkpoint); 0 if it is not a folder."""
     if not path or not os.path.isdir(path):
         return 0
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
@@ -251,7 +252,7 @@ def leg_files(workdir: str, generation: int) -> list[str]:
 
 def _leg_message(workdir: str, generation: int, reason: str) -> str:
     files = leg_files(workdir, generation)
-    size = _cache_bytes(files[0]) + sum(os.path.getsize(f) for f in files[1:] if os.path.exists(f))
+    size = _dir_bytes(files[0]) + sum(os.path.getsize(f) for f in files[1:] if os.path.exists(f))
     return "\n".join(
         [
             reason,
@@ -468,7 +469,7 @@ def train_and_evaluate(
     if primary:
         with open(os.path.join(workdir, "config.json"), "w") as f:
             f.write(config.to_json_best_effort(indent=2))
-    cache_dir = use_compilation_cache(config, workdir, log)
+    cache_dir = use_compilation_cache(config, workdir)
 
     n = config.board_size
     rules = styles.style_rules(go.GoRules(n, config_lib.effective_max_moves(config)), config.style.centre_bonus)
@@ -743,7 +744,7 @@ def train_and_evaluate(
             compiled_before = compiled_now
             metrics.update(collect_seconds=collect_seconds, replay_seconds=replay_seconds, gate_seconds=gate_seconds)
             if cache_dir is not None:
-                metrics["compilation_cache_bytes"] = _cache_bytes(cache_dir)
+                metrics["compilation_cache_bytes"] = _dir_bytes(cache_dir)
             t_ckpt = time.time()
             ckpt_dir = ckpt.save(
                 gen,
