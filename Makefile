@@ -42,12 +42,14 @@ test-slow: $(STAMP)
 test-multihost: $(STAMP)
 	$(PY) -m pytest -q -m slow -s tests/multihost_test.py
 
-# go_env.py and search.py print a ratio against a reference measured in the
-# same run; flops.py counts FLOPs per evaluation (it compiles, runs nothing)
+# go_env.py, search.py and selfplay.py print a ratio against a reference
+# measured in the same run (selfplay.py: self-play against its net's forward
+# pass, for the shipped configs/go7.py); flops.py counts FLOPs per evaluation (it compiles, runs nothing)
 # and turns them into evaluations/s and GPU-hours (docs/performance.md).
 bench: $(STAMP)
 	$(PY) benchmarks/go_env.py
 	$(PY) benchmarks/search.py
+	$(PY) benchmarks/selfplay.py --config=configs/go7.py
 	$(PY) benchmarks/flops.py
 
 # The GPU lane (docs/performance.md, "The GPU lane"). On a machine with a GPU

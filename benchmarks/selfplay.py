@@ -16,9 +16,9 @@ forward pass's compilation), plays one warm-up chunk, and then alternates
   ``--forward_passes`` passes inside one jitted loop (:class:`ForwardHarness`:
   as inside a search, no pass pays a dispatch), the best of 3 timings;
   evaluations/s = B / time per pass;
-* self-play: ``--chunks`` chunks as ``pipeline.train_and_evaluate`` runs
-  them, each dispatched, waited for, then collected on the host
-  (``GameCollector.add_chunk`` and the count of full searches);
+* self-play: ``--chunks`` chunks through the pipeline's own loop
+  (``pipeline.play_chunks``: each chunk dispatched before the previous
+  one's records are collected on the host, by ``GameCollector.add_chunk``);
   evaluations are counted as the pipeline counts ``selfplay_evaluations``
   (a full search S + 1 per slot and move, a playout-capped one its own
   simulations + 1).
@@ -28,9 +28,11 @@ spell of a shared machine hits both sides of a round alike; the spread is
 printed with it, and the CPU-time ratio (this process's threads only), which
 on a shared machine is the steadier of the two. The forward pass is the
 ceiling: a median ratio above 1 means this benchmark is wrong. A chunk's time is
-broken down into waiting for the device (dispatch included) and host
-collection; writing the rows and SGFs, which the pipeline does once a
-generation, is timed after each round and reported apart, outside the ratio.
+broken down into the host waiting for the device (what host work did not
+hide) and host collection (which runs while the device plays the next
+chunk); writing the rows and SGFs, which the pipeline does once a
+generation on a thread while training runs, is timed after each round and
+reported apart, outside the ratio.
 
 The last line is ``selfplay/forward ratio R``. ``benchmarks/gpu.py`` calls
 :func:`build`, :func:`compile_chunk`, :func:`measure` and
@@ -154,32 +156,33 @@ def build(config, generation: int = 0) -> Bench:
 
 def evaluations(bench: Bench, chunks: int, full_moves: int) -> int:
     """Self-play evaluations of ``chunks`` chunks with ``full_moves`` fully
-    searched moves, counted as ``pipeline.train_and_evaluate`` counts
-    ``selfplay_evaluations``: S + 1 per slot for a full search, the playout
-    cap's own simulations + 1 for a cheap one, every process's slots."""
-    s_cfg, sp_cfg = bench.search_config, bench.selfplay_config
-    fast = min(sp_cfg.fast_simulations, s_cfg.num_simulations) if sp_cfg.full_search_prob < 1 else 0
-    moves = chunks * sp_cfg.chunk_moves
-    count = full_moves * (s_cfg.num_simulations + 1) + (moves - full_moves) * (fast + 1)
-    return count * sp_cfg.batch_size * jax.process_count()
+    searched moves, counted as the pipeline counts ``selfplay_evaluations``
+    (``pipeline.selfplay_evaluations``)."""
+    return pipeline.selfplay_evaluations(bench.selfplay_config, bench.search_config.num_simulations, chunks, full_moves)
 
 
-def _one_chunk(bench: Bench) -> tuple[float, float, int]:
-    """Plays and collects one chunk as the pipeline does; returns (seconds
-    waiting for the device, dispatch included; seconds of host collection;
-    fully searched moves)."""
-    t0 = time.perf_counter()
-    bench.sp_state, records = bench.chunk(*bench.chunk_args())
-    jax.block_until_ready((bench.sp_state, records))
-    t1 = time.perf_counter()
-    rows, finished = bench.collector.add_chunk(records, bench.generation)
-    if rows is not None:
-        bench.rows.append(rows)
-    bench.games.extend(finished)
-    full = int(np.sum(np.asarray(records.full_search)[:, 0]))
-    t2 = time.perf_counter()
-    bench.chunks_run += 1
-    return t1 - t0, t2 - t1, full
+def play(bench: Bench, chunks: int) -> pipeline.ChunkLoop:
+    """``chunks`` chunks through the pipeline's own loop (``pipeline.play_chunks``:
+    the next chunk dispatched before the last one's records are collected),
+    keyed as the pipeline keys a generation's chunks."""
+    first = bench.chunks_run
+    loop = pipeline.play_chunks(
+        bench.chunk,
+        bench.variables,
+        bench.sp_state,
+        bench.collector,
+        target=2**62,
+        generation=bench.generation,
+        key_of=lambda i: distributed.process_key(jax.random.fold_in(bench.gen_key, 100 + first + i)),
+        alpha_empty=bench.alpha0,
+        beta_empty=bench.beta0,
+        max_chunks=chunks,
+    )
+    bench.sp_state = loop.state
+    bench.rows.extend(loop.parts)
+    bench.games.extend(loop.games)
+    bench.chunks_run += loop.chunks
+    return loop
 
 
 def compile_chunk(bench: Bench) -> dict[str, float]:
@@ -189,7 +192,7 @@ def compile_chunk(bench: Bench) -> dict[str, float]:
     bench.chunk.lower(*bench.chunk_args()).compile()
     compile_s = time.perf_counter() - t
     t = time.perf_counter()
-    _one_chunk(bench)
+    play(bench, 1)
     warmup = time.perf_counter() - t
     bench.rows, bench.games = [], []  # the rounds write only their own
     return {"compile_seconds": compile_s, "warmup_chunk_seconds": warmup}
@@ -241,6 +244,68 @@ class ForwardHarness:
         return self.batch / min(self.time()[0] for _ in range(repeats))
 
 
+class SearchHarness:
+    """The search alone: the config's search of the self-play batch (the
+    slots' positions, device-resident), called as a chunk calls it (per-slot
+    keys, root noise on), ``moves`` searches inside one jitted loop, without
+    choosing moves, stepping boards, queueing branches or recording. With
+    playout caps a full and a cheap search are both timed, and weighted by
+    the full-search probability as self-play's moves are. ``rate()`` is
+    evaluations/s counted as self-play counts them."""
+
+    def __init__(self, bench: Bench, moves: int = 4):
+        sp, s_cfg = bench.selfplay_config, bench.search_config
+        self.batch, self.moves = sp.batch_size, int(moves)
+        self.parts = [(1.0, s_cfg)]
+        if sp.fast_simulations > 0 and sp.full_search_prob < 1:
+            fast = min(sp.fast_simulations, s_cfg.num_simulations)
+            cheap = dataclasses.replace(
+                s_cfg, num_simulations=fast, max_num_considered_actions=min(s_cfg.max_num_considered_actions, fast)
+            )
+            self.parts = [(sp.full_search_prob, s_cfg), (1.0 - sp.full_search_prob, cheap)]
+        agent, rules, evaluator, batch = pipeline.selfplay_agent(bench.config), bench.rules, bench.evaluator, self.batch
+
+        def make(cfg):
+            @jax.jit
+            def run(params, states, key):
+                def body(total, k):
+                    out = search.run_search(
+                        evaluator,
+                        params,
+                        jax.random.split(k, batch),
+                        states,
+                        rules=rules,
+                        config=cfg,
+                        agent=agent,
+                        noise_scale=jnp.ones((batch,), jnp.float32),
+                    )
+                    return total + jnp.sum(out.policy) + jnp.sum(out.root_alpha), None
+
+                return jax.lax.scan(body, jnp.float32(0.0), jax.random.split(key, self.moves))[0]
+
+            return run
+
+        self._runs = [(w, cfg, make(cfg)) for w, cfg in self.parts]
+        self._args = (bench.variables, bench.sp_state.games, jax.random.PRNGKey(0))
+        t = time.perf_counter()
+        for _, _, run in self._runs:
+            jax.block_until_ready(run(*self._args))
+        self.compile_seconds = time.perf_counter() - t
+
+    def rate(self, repeats: int = 2) -> float:
+        """Evaluations/s (the best of ``repeats`` timings of each search)."""
+        seconds = evals = 0.0
+        for weight, cfg, run in self._runs:
+            best = float("inf")
+            for _ in range(repeats):
+                t = time.perf_counter()
+                jax.block_until_ready(run(*self._args))
+                best = min(best, time.perf_counter() - t)
+            seconds += weight * best / self.moves
+            evals += weight * self.batch * (cfg.num_simulations + 1)
+        return evals / seconds
+
+
 def _write_generation(bench: Bench, directory: str, index: int) -> tuple[float, float, int]:
     """Writes the rows and SGFs collected since the last call as the pipeline
     writes a generation's; returns (replay seconds, SGF seconds, rows)."""
@@ -263,21 +328,19 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
     :func:`compile_chunk`); returns the rates, the ratio and the breakdown."""
     # The slots' games: device-resident positions of the self-play batch.
     forward = ForwardHarness(bench.evaluator, bench.variables, bench.sp_state.games, forward_passes)
+    searching = SearchHarness(bench)
     batch = bench.selfplay_config.batch_size
     per_round = []
     with tempfile.TemporaryDirectory(prefix="selfplay_bench_") as scratch:
         for r in range(rounds):
             # The best of 3 timings of the forward pass: the ceiling, not a slow spell.
             fwd_wall, fwd_cpu = min(forward.time() for _ in range(3))
-            c = time.process_time()
-            waits, hosts, full = [], [], 0
-            for _ in range(chunks):
-                wait, host, f = _one_chunk(bench)
-                waits.append(wait)
-                hosts.append(host)
-                full += f
+            search_rate = searching.rate()
+            c, t = time.process_time(), time.perf_counter()
+            loop = play(bench, chunks)
+            sp_wall = time.perf_counter() - t
             sp_cpu = time.process_time() - c
-            sp_wall = sum(waits) + sum(hosts)
+            full = loop.full_moves
             evals = evaluations(bench, chunks, full)
             t_replay, t_sgf, rows = _write_generation(bench, scratch, r)
             fwd_rate, sp_rate = batch / fwd_wall, evals / sp_wall
@@ -285,12 +348,14 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
                 "forward_evals_per_s": fwd_rate,
                 "selfplay_evals_per_s": sp_rate,
                 "ratio": sp_rate / fwd_rate,
+                "search_evals_per_s": search_rate,
+                "search_ratio": sp_rate / search_rate,
                 "cpu_ratio": (evals / sp_cpu) / (batch / fwd_cpu) if sp_cpu > 0 and fwd_cpu > 0 else float("nan"),
                 "selfplay_seconds": sp_wall,
                 "evaluations": evals,
                 "full_search_fraction": full / (chunks * bench.selfplay_config.chunk_moves),
-                "device_seconds_per_chunk": float(np.mean(waits)),
-                "host_seconds_per_chunk": float(np.mean(hosts)),
+                "device_seconds_per_chunk": loop.wait_seconds / chunks,
+                "host_seconds_per_chunk": loop.collect_seconds / chunks,
                 "replay_seconds": t_replay,
                 "sgf_seconds": t_sgf,
                 "rows": rows,
@@ -298,7 +363,8 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
             per_round.append(row)
             log(
                 f"round {r + 1}/{rounds}: forward {fwd_rate:,.0f} evals/s | self-play {sp_rate:,.0f} evals/s | "
-                f"ratio {row['ratio']:.3f}"
+                f"ratio {row['ratio']:.3f} | search alone {search_rate:,.0f} evals/s, self-play/search "
+                f"{row['search_ratio']:.3f}"
             )
     ratios = np.array([p["ratio"] for p in per_round])
 
@@ -311,6 +377,9 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
         "chunks_per_round": chunks,
         "forward_passes": forward_passes,
         "forward_compile_seconds": forward.compile_seconds,
+        "search_compile_seconds": searching.compile_seconds,
+        "search_evals_per_s": median("search_evals_per_s"),
+        "search_ratio": median("search_ratio"),
         "forward_evals_per_s": median("forward_evals_per_s"),
         "selfplay_evals_per_s": median("selfplay_evals_per_s"),
         "ratio": float(np.median(ratios)),
@@ -345,6 +414,10 @@ def summary_lines(bench: Bench, compiled: dict[str, float], result: dict[str, An
         f"after each round, outside the ratio: its {result['rows_per_round']:,.0f} replay rows written in "
         f"{result['replay_seconds'] * 1e3:,.1f} ms, SGFs in {result['sgf_seconds'] * 1e3:,.1f} ms (the pipeline "
         "writes them once a generation)",
+        f"the search alone (no move choice, board steps or records; compiled in "
+        f"{result['search_compile_seconds']:.1f} s): {result['search_evals_per_s']:,.0f} evals/s, "
+        f"self-play/search {result['search_ratio']:.3f}, search/forward "
+        f"{result['search_evals_per_s'] / result['forward_evals_per_s']:.3f}",
         f"ratio over the rounds: median {result['ratio']:.3f}, spread {result['ratio_min']:.3f}-"
         f"{result['ratio_max']:.3f}; CPU-time ratio {result['cpu_ratio']:.3f}",
         f"selfplay/forward ratio {result['ratio']:.3f}",
@@ -369,10 +442,49 @@ def _main(argv):
     compiled = compile_chunk(bench)
     result = measure(bench, rounds=f.rounds, chunks=f.chunks, forward_passes=f.forward_passes)
     result.update(compiled)
+    lines = summary_lines(bench, compiled, result)
+    if f.check_pipeline > 0:
+        check = pipeline_check(config, f.check_pipeline, f.generation)
+        result["pipeline_check"] = check
+        lines.insert(-1, check_line(result, check))
     if f.json:
         with open(f.json, "w") as out:
             json.dump(result, out, indent=2)
-    print("\n".join(summary_lines(bench, compiled, result)), flush=True)
+    print("\n".join(lines), flush=True)
+
+
+def pipeline_check(config, generations: int, generation: int = 0) -> dict[str, Any]:
+    """A real run of the config (``pipeline.train_and_evaluate``, in a scratch
+    workdir) for ``generations`` generations of the benchmarked simulations;
+    its last generation's ``selfplay_evaluations / selfplay_seconds``, the
+    figure the benchmark's self-play rate must agree with."""
+    config = config.copy_and_resolve_references()
+    spec = training.network_spec(config, generation)
+    with config.unlocked():  # the benchmarked generation's visits and net from the start
+        config.generations = int(generations)
+        config.schedules.visits = ((0, config_lib.num_simulations(config, generation)),)
+        config.schedules.network = ((0, spec.blocks, spec.filters),)
+    with tempfile.TemporaryDirectory(prefix="selfplay_check_") as work:
+        pipeline.train_and_evaluate(config, work, progress=False, log=lambda *_: None)
+        with open(os.path.join(work, "metrics.jsonl")) as lines:
+            last = [json.loads(line) for line in lines][-1]
+    return {
+        "generations": int(generations),
+        "network": last["network"],
+        "selfplay_evals_per_s": last["selfplay_evaluations"] / last["selfplay_seconds"],
+        "selfplay_seconds": last["selfplay_seconds"],
+        "compile_seconds": last["compile_seconds"],
+    }
+
+
+def check_line(result: dict[str, Any], check: dict[str, Any]) -> str:
+    """The benchmark's self-play rate against a real run's."""
+    ours, theirs = result["selfplay_evals_per_s"], check["selfplay_evals_per_s"]
+    return (
+        f"a real run, generation {check['generations'] - 1} of {check['generations']} ({check['network']}, "
+        f"{check['compile_seconds']:.1f} s compiling in it): self-play {theirs:,.0f} evals/s, "
+        f"the benchmark's {ours / theirs - 1:+.1%} from it"
+    )
 
 
 if __name__ == "__main__":
@@ -385,5 +497,8 @@ if __name__ == "__main__":
     flags.DEFINE_integer("forward_passes", 20, "Forward passes per round, in one jitted loop.")
     flags.DEFINE_integer("generation", 0, "The generation whose net shape and simulations self-play uses.")
     flags.DEFINE_string("json", None, "Also write the result as JSON to this file.")
+    flags.DEFINE_integer(
+        "check_pipeline", 0, "Also run the config for this many generations and compare its self-play rate (0: no)."
+    )
     flags.mark_flags_as_required(["config"])
     sys.exit(app.run(_main))

@@ -292,12 +292,13 @@ def distinct_count(games: Sequence[results.GameResult], board_size: int | None =
     return distinct_sgf_games([g.sgf for g in games], board_size)
 
 
-def distinct_sgf_games(paths: Sequence[str | None], board_size: int | None = None) -> int | str:
-    """The distinct games among the SGFs at ``paths``; "" if there are none or one is missing."""
+def distinct_sgf_games(paths: Sequence[str | None], board_size: int | None = None, *, symmetric: bool = False):
+    """The distinct games among the SGFs at ``paths`` (with ``symmetric``, up to the board's 8 symmetries);
+    "" if there are none or one is missing."""
     if not paths or not all(p and os.path.exists(p) for p in paths):
         return ""
     records = [sgf.read_sgf(p, check=False) for p in paths]  # no replay: the arena wrote them
-    return distinct_games([r.moves for r in records], board_size or records[0].size)[0]
+    return distinct_games([r.moves for r in records], board_size or records[0].size)[int(symmetric)]
 
 
 def _stats_row(base: dict, colour: str, komi, stats: results.ColourStats, distinct: int | str = "") -> dict:

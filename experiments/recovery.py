@@ -83,8 +83,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from experiments import common, matches, stat_tables
-from saijax import stats
+from experiments import common, matches, paired, stat_tables
+from saijax import results, stats
 
 # 7×7 defaults (module docstring).
 LAMBDAS = (0.0, 0.5, 1.0)
@@ -362,6 +362,61 @@ def lambda_tests(
         (pooled if strong == POOLED else per_net).append(row)
     columns = ("p_fisher_greater", "p_fisher_two", "margin_p_welch_greater", "margin_p_mw_greater")
     return [*stat_tables.correct(pooled, *columns), *stat_tables.correct(per_net, *columns)]
+
+
+TEST_KEYS = ("run", "strong", "handicap", "komi", "lambda", "baseline_lambda", "measure")
+
+
+def paired_tests(games: Sequence, conditions: Sequence[dict], run: str = "main") -> list[dict]:
+    """Each λ > 0 against λ = 0, and each λ against the next smaller λ > 0, paired by opening.
+
+    The λ values of a net share their match seeds, so game i of one is
+    game i of another (the same random opening, komi and handicap): wins by
+    the exact McNemar test, the strong net's margins by the Wilcoxon
+    signed-rank test, one-sided (higher, larger) against λ = 0 and two-sided
+    between two λ > 0. Per net and pooled (``S1-S3``). ``games`` are the
+    GameResults, ``conditions`` the rows of conditions.csv.
+    """
+    cond = {(c["black"], c["white"], float(c["komi"]), int(float(c["handicap"]))): c for c in conditions}
+    cells: dict[tuple, dict] = {}
+    for g in games:
+        c = cond[(g.black, g.white, float(g.komi), int(g.handicap))]
+        strong, colour = c["strong"], c["strong_colour"]
+        sign = 1.0 if colour == "black" else -1.0
+        key = (strong.split("[", 1)[0], int(g.handicap), float(g.komi), float(c["lambda"]))
+        unit = (key[0], g.seed, g.game)
+        won, margin = float(g.winner == colour), sign * float(g.margin)
+        cell = cells.setdefault(key, {"wins": {}, "margin": {}})
+        cell["wins"][unit], cell["margin"][unit] = (won, g.end == "cap"), (margin, g.end == "cap")
+    nets = sorted({k[0] for k in cells})
+    rows = []
+    for strong in [*nets, *([POOLED] if len(nets) > 1 else [])]:
+        pooled: dict[tuple, dict] = {}
+        for (net, h, komi, lam), cell in cells.items():
+            if strong in (net, POOLED):
+                for measure, sample in cell.items():
+                    pooled.setdefault((h, komi, lam), {}).setdefault(measure, {}).update(sample)
+        for (h, komi, lam), cell in sorted(pooled.items()):
+            smaller = sorted(x for hh, kk, x in pooled if (hh, kk) == (h, komi) and x < lam)
+            for base in dict.fromkeys(smaller[:1] + smaller[-1:]):  # λ = 0 and the next smaller λ
+                alternative = "greater" if base == 0 else "two-sided"
+                key = dict(run=run, strong=strong, handicap=h, komi=komi, baseline_lambda=base, **{"lambda": lam})
+                other = pooled[(h, komi, base)]
+                rows.append(dict(key, measure="wins", **paired.mcnemar(cell["wins"], other["wins"], alternative)))
+                rows.append(dict(key, measure="margin",
+                                 **paired.wilcoxon(cell["margin"], other["margin"], alternative)))  # fmt: skip
+    return rows
+
+
+def claim_tests(dirs: dict[str, str], config) -> list[dict]:
+    """experiments/run.py's tests: :func:`paired_tests` of each run's games.csv and conditions.csv."""
+    return [
+        row
+        for run, d in dirs.items()
+        for row in paired_tests(
+            results.read_results(os.path.join(d, "games.csv")), common.read_csv(os.path.join(d, "conditions.csv")), run
+        )  # fmt: skip
+    ]
 
 
 def draw(outdir: str, rows: Sequence[dict]) -> str:

@@ -117,6 +117,10 @@ Outputs in ``--outdir``:
 
 ``--resume`` keeps the complete cells of an existing ``games.csv`` and plays
 the rest; ``--plot_only`` redraws every table and PNG from ``games.csv``.
+``--fig5_agents`` names Fig. 5's agents one by one; ``--openings=shared``
+gives every agent of a net the openings of its λ = μ = 0 cell against the
+same opponent, so :func:`paired_tests` (``experiments/run.py``) can pair
+them (the shipped runs hashed each cell's seed).
 """
 
 from __future__ import annotations
@@ -132,7 +136,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from experiments import common, matches, stat_tables
+from experiments import common, matches, paired, stat_tables
 from saijax import arena, match, players, results, search, stats
 
 # 7×7 defaults (module docstring, "From 9×9 to 7×7").
@@ -355,9 +359,15 @@ def plan_cells(
     return cells
 
 
-def cell_seed(seed: int, cell: Cell) -> int:
-    """The match seed of a cell: a hash of the run seed and the cell, so a cell's games do not depend on the others."""
-    return zlib.crc32(f"{seed}|{cell.key}".encode()) & 0x7FFFFFFF
+def cell_seed(seed: int, cell: Cell, shared: bool = False) -> int:
+    """The match seed of a cell: a hash of the run seed and the cell, so a cell's games do not depend on the others.
+
+    With ``shared`` the hash leaves the agent out: every agent of a strong
+    net against one opponent plays the same openings, so its games pair with
+    those of λ = μ = 0 (the shipped runs hashed the whole cell).
+    """
+    key = (cell.strong, cell.opponent) if shared else cell.key
+    return zlib.crc32(f"{seed}|{key}".encode()) & 0x7FFFFFFF
 
 
 def play_cell(
@@ -372,6 +382,7 @@ def play_cell(
     scorer: players.Player | None = None,
     score_visits: int | None = 1000,
     opening_moves: int = 0,
+    shared_openings: bool = False,
     sgf_dir: str | None = None,
     results_path: str | None = None,
     log: Callable[[str], None] | None = None,
@@ -385,7 +396,7 @@ def play_cell(
       cell: the cell.
       games: games (even: half with each colour).
       komi: Black's komi in every game.
-      seed: the run's seed (the match seed is :func:`cell_seed`).
+      seed: the run's seed (the match seed is :func:`cell_seed`, with ``shared_openings``).
       resign_threshold, scorer, score_visits, opening_moves, sgf_dir,
         results_path: as in :class:`saijax.match.MatchSettings` and
         :func:`saijax.arena.play_match`.
@@ -402,7 +413,7 @@ def play_cell(
         games=int(games),
         komi=float(komi),
         colours="alternate",
-        seed=cell_seed(seed, cell),
+        seed=cell_seed(seed, cell, shared_openings),
         resign_threshold=resign_threshold,
         score_visits=score_visits,
         opening_moves=opening_moves,
@@ -750,6 +761,118 @@ def format_compare(rows: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
+# The paired, pre-declared tests (experiments/run.py, experiments/paired.py).
+TEST_KEYS = ("run", "strong", "opponent", "lambda", "mu", "threshold", "colour", "measure")
+
+
+def _samples(games: Sequence[results.GameResult]) -> dict[tuple, list[tuple[Outcome, results.GameResult]]]:
+    """(strong net, opponent, agent) -> its games, each with its outcome."""
+    cells: dict[tuple, list] = {}
+    for o, g in zip(outcomes(games), games):
+        cells.setdefault((o.strong, o.opponent, o.agent), []).append((o, g))
+    return cells
+
+
+def _sample(games, colour="both", value="win", pairs=False) -> dict:
+    """unit -> (value, capped): a cell's wins, winning margins (``value="win_margin"``: won games only) or
+    margins, of one colour or both; with ``pairs``, one unit per opening pair (games 2j, 2j + 1): its wins."""
+    out: dict = {}
+    for o, g in games:
+        if colour != "both" and o.colour != colour:
+            continue
+        capped = g.end == "cap"
+        if pairs:
+            key = (o.strong, g.seed, g.game // 2)
+            wins, cap = out.get(key, (0, False))
+            out[key] = (wins + (o.result == 1), cap or capped)
+        elif value == "win":
+            out[(o.strong, g.seed, g.game)] = (float(o.result == 1), capped)
+        elif value == "margin" or o.result == 1:
+            out[(o.strong, g.seed, g.game)] = (o.margin, capped)
+    return out
+
+
+def paired_tests(runs: dict[str, Sequence[results.GameResult]], compare: Sequence[Sequence[str]] = ()) -> list[dict]:
+    """Every agent against λ = μ = 0 in each run, and each cell of run A against run B for (A, B) in ``compare``.
+
+    Wins, both colours: against itself :func:`paired.self_play_sign` over
+    the opening pairs; against a weak net McNemar where the cells share
+    their openings, else Fisher; one-sided (lower). Wins per colour (parts
+    of that row), McNemar or Fisher (against itself the baseline's games of
+    that colour are distinct games). Winning margins
+    per colour, one-sided (larger): Wilcoxon on the openings both won where
+    the openings are shared, else Welch. Per net and pooled (``all``).
+    Between runs (shared seeds: the same cell key), two-sided McNemar on
+    the wins and Wilcoxon on the margins of every game, both colours (a
+    deterministic self-play baseline: its White games, one per pair).
+    """
+    rows = []
+    for run, games in runs.items():
+        cells = _samples(games)
+        for nets in [[s] for s in dict.fromkeys(k[0] for k in cells)] + [None]:
+            pooled = _pool(cells, nets)
+            for (opp, agent), group in pooled.items():
+                base = pooled.get((opp, search.Agent()))
+                if agent == search.Agent() or base is None:
+                    continue
+                key = dict(run=run, strong=nets[0] if nets else ALL, opponent=opp, threshold=agent.threshold,
+                           mu=agent.mu, **{"lambda": agent.lambda_})  # fmt: skip
+                rows.extend({**key, **r} for r in _agent_rows(opp, group, base))
+    for a, b in compare:
+        rows.extend(_run_rows(f"{a} vs {b}", _samples(runs[a]), _samples(runs[b])))
+    return rows
+
+
+def _pool(cells: dict, nets: list[str] | None) -> dict:
+    out: dict = {}
+    for (s, opp, agent), games in cells.items():
+        if nets is None or s in nets:
+            out.setdefault((opp, agent), []).extend(games)
+    return out
+
+
+def _agent_rows(opp: str, group, base) -> list[dict]:
+    if opp == ITSELF:
+        both = paired.self_play_sign(_sample(group, pairs=True), "less")
+    else:
+        arm, b = _sample(group), _sample(base)
+        both = (paired.mcnemar if paired.shares_openings(arm, b) else paired.fisher)(arm, b, "less")
+    rows = [dict(colour="both", measure="wins", **both)]
+    for colour in COLOURS:
+        arm, b = _sample(group, colour), _sample(base, colour)
+        shared = paired.shares_openings(arm, b)
+        rows.append(
+            dict(colour=colour, measure="wins", **(paired.mcnemar if shared else paired.fisher)(arm, b, "less"))
+        )
+        arm, b = _sample(group, colour, "win_margin"), _sample(base, colour, "win_margin")
+        rows.append(dict(colour=colour, measure="win_margin", **(paired.wilcoxon if shared else paired.welch)(
+            arm, b, "greater")))  # fmt: skip
+    return rows
+
+
+def _run_rows(run: str, mine: dict, theirs: dict) -> list[dict]:
+    rows = []
+    for nets in [[s] for s in dict.fromkeys(k[0] for k in mine)] + [None]:
+        other = _pool(theirs, nets)
+        for (opp, agent), group in _pool(mine, nets).items():
+            if (opp, agent) not in other:
+                continue
+            colour = "white" if opp == ITSELF and agent == search.Agent() else "both"
+            key = dict(run=run, strong=nets[0] if nets else ALL, opponent=opp, threshold=agent.threshold,
+                       mu=agent.mu, colour=colour, **{"lambda": agent.lambda_})  # fmt: skip
+            for measure, value, test in (("wins", "win", paired.mcnemar), ("margin", "margin", paired.wilcoxon)):
+                a, b = (_sample(s, colour, value) for s in (group, other[(opp, agent)]))
+                rows.append(dict(key, measure=measure, **test(a, b)))
+    return rows
+
+
+def claim_tests(dirs: dict[str, str], config) -> list[dict]:
+    """experiments/run.py's tests: :func:`paired_tests` of each run's games.csv, runs compared as
+    ``config.compare`` says."""
+    runs = {name: results.read_results(os.path.join(d, "games.csv")) for name, d in dirs.items()}
+    return paired_tests(runs, [tuple(c) for c in config.compare if set(c) <= set(runs)])
+
+
 def _is_plain(row: dict) -> bool:
     return (row["lambda"], row["mu"], row["threshold"]) == (0.0, 0.0, 0.0)
 
@@ -924,6 +1047,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--figures", default="5,6", help="which figures' cells to play")
     p.add_argument("--lambdas", default="0.5,1", help="Fig. 5's λ values")
     p.add_argument("--mu_fractions", default="0,0.5,0.75,1", help="Fig. 5's μ as fractions of λ")
+    p.add_argument("--fig5_agents", default="", help="Fig. 5's agents as LAMBDA:MU, instead of λ × μ fractions")
+    p.add_argument("--openings", choices=("per_cell", "shared"), default="per_cell",
+                   help="shared: a net's agents play one opponent from the same openings (to pair them)")  # fmt: skip
     p.add_argument("--variable_agents", default="0.5:0,1:0,1:0.5", help="Fig. 6's agents, LAMBDA:MU")
     p.add_argument("--thresholds", default="0.5,0.7", help="Fig. 6's thresholds besides 0")
     p.add_argument(
@@ -967,6 +1093,8 @@ def run(args: argparse.Namespace) -> Tables:
     if not figures <= {"5", "6"}:
         raise ValueError(f"--figures takes 5 and 6, got {args.figures!r}")
     fig5 = agents_fig5(common.parse_list(args.lambdas), common.parse_list(args.mu_fractions))
+    if args.fig5_agents:
+        fig5 = [search.Agent(lam, mu) for lam, mu in parse_pairs(args.fig5_agents)]
     fig6 = agents_fig6(parse_pairs(args.variable_agents), common.parse_list(args.thresholds))
     cells = plan_cells(
         [s.name for s in strong], [w.name for w in weak], figures=figures, fig5_agents=fig5, fig6_agents=fig6
@@ -997,6 +1125,7 @@ def run(args: argparse.Namespace) -> Tables:
             scorer=scorer,
             score_visits=args.score_visits,
             opening_moves=args.opening_moves,
+            shared_openings=args.openings == "shared",
             sgf_dir=os.path.join(args.outdir, "sgf") if args.sgf else None,
             results_path=path,
             log=log,

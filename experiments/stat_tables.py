@@ -123,6 +123,34 @@ def detectable_line(games: int, label: str, baselines: Sequence[float], directio
     return f"{games} games per arm ({label}) detect {kind} of {', '.join(steps)}"
 
 
+def point_losing_by_game(
+    game_rows: Sequence[dict], move_rows: Sequence[dict], name: str, *, loss: float = 1.0, decided_only: bool = False
+) -> tuple[int, dict[int, dict]]:
+    """(games played, won game -> its ``margin``, ``colour``, point-losing ``moves`` and ``end``) of condition ``name``.
+
+    ``game_rows`` and ``move_rows`` are the rows of ``suboptimal_moves.py``'s
+    ``games.csv`` and ``moves.csv`` (strings or numbers). A won game counts
+    its winner's moves whose ``loss`` exceeds ``loss`` (only those marked
+    ``decided`` with ``decided_only``).
+    """
+    played, won = 0, {}
+    for g in game_rows:
+        if g["condition"] != name:
+            continue
+        played += 1
+        colour = "black" if g["black"] == name else "white"
+        if g["winner"] == colour:
+            margin = float(g["margin"]) * (1 if colour == "black" else -1)
+            won[int(float(g["game"]))] = dict(margin=margin, colour=colour, moves=0, end=g.get("end", ""))
+    for m in move_rows:
+        key = int(float(m["game"]))
+        if m["condition"] != name or key not in won or float(m["loss"]) <= loss:
+            continue
+        if not decided_only or m["decided"] in (True, "True"):
+            won[key]["moves"] += 1
+    return played, won
+
+
 def point_losing_outcomes(
     game_rows: Sequence[dict],
     move_rows: Sequence[dict],
@@ -132,32 +160,12 @@ def point_losing_outcomes(
     white_only: bool = False,
     decided_only: bool = False,
 ) -> tuple[int, list[float], list[int]]:
-    """(games played, winning margins, point-losing moves per won game) of condition ``name``.
-
-    ``game_rows`` and ``move_rows`` are the rows of ``suboptimal_moves.py``'s
-    ``games.csv`` and ``moves.csv`` (strings or numbers). A won game counts
-    its winner's moves whose ``loss`` exceeds ``loss`` (only those marked
-    ``decided`` with ``decided_only``); ``white_only`` keeps the margins of
-    wins as White (where komi makes Black's wins all small).
-    """
-    played, margins, counts = 0, [], {}
-    for g in game_rows:
-        if g["condition"] != name:
-            continue
-        played += 1
-        colour = "black" if g["black"] == name else "white"
-        if g["winner"] != colour:
-            continue
-        counts[int(float(g["game"]))] = 0
-        if colour == "white" or not white_only:
-            margins.append(float(g["margin"]) * (1 if colour == "black" else -1))
-    for m in move_rows:
-        key = int(float(m["game"]))
-        if m["condition"] != name or key not in counts or float(m["loss"]) <= loss:
-            continue
-        if not decided_only or m["decided"] in (True, "True"):
-            counts[key] += 1
-    return played, margins, list(counts.values())
+    """(games played, winning margins, point-losing moves per won game) of condition ``name``
+    (:func:`point_losing_by_game`); ``white_only`` keeps the margins of wins as White (where komi makes
+    Black's wins all small)."""
+    played, won = point_losing_by_game(game_rows, move_rows, name, loss=loss, decided_only=decided_only)
+    margins = [w["margin"] for w in won.values() if w["colour"] == "white" or not white_only]
+    return played, margins, [w["moves"] for w in won.values()]
 
 
 def compare_point_losing(

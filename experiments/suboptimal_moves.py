@@ -62,7 +62,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments import common, matches, stat_tables
+from experiments import common, matches, paired, stat_tables
 from saijax import arena, go, match, players, search, sgf, stats
 
 
@@ -232,26 +232,47 @@ def write_tables(args, game_rows: list[dict], move_rows: list[dict], winrate_net
     return {"games": game_rows, "moves": move_rows, "summary": summary, "tests": tests}
 
 
-def summarize_only(args) -> dict[str, list[dict]]:
-    """Rebuilds the tables from ``--outdir``'s ``games.csv`` and ``moves.csv``: the winrate net is the
-    condition named by ``--winrate_net`` (or, without it, none)."""
-    paths = [os.path.join(args.outdir, name) for name in ("games.csv", "moves.csv")]
+def net_name(text: str) -> str:
+    """The name ``[NAME=]SPEC`` gets in the tables, as :func:`experiments.common.load_nets` names it."""
+    name, spec = common.parse_nets(text)[0]
+    return name or common._default_name(spec) or spec
+
+
+def read_tables(outdir: str) -> tuple[list[dict], list[dict]]:
+    """``games.csv`` and ``moves.csv`` of ``outdir`` (strings, but the numbers the tables read)."""
+    paths = [os.path.join(outdir, name) for name in ("games.csv", "moves.csv")]
     for path in paths:
         if not os.path.exists(path):
             raise ValueError(f"--summarize_only: {path} does not exist (run the experiment first)")
-    game_rows = common.read_csv(paths[0])  # strings; the summary reads only these numbers:
+    game_rows = common.read_csv(paths[0])
     for g in game_rows:
         g["game"], g["margin"] = int(g["game"]), float(g["margin"])
     move_rows = common.read_csv(paths[1], text=("condition", "move", "decided"))
     for m in move_rows:
         m["game"], m["decided"] = int(m["game"]), m["decided"] == "True"
+    return game_rows, move_rows
+
+
+def claim_tests(dirs: dict[str, str], config) -> list[dict]:
+    """experiments/run.py's tests: :func:`paired_tests` of each run's games.csv and moves.csv."""
+    out = []
+    for run, d in dirs.items():
+        settings = {**config.match, **config.runs[run]}
+        winrate = net_name(settings["winrate_net"]) if settings.get("winrate_net") else None
+        out += paired_tests(*read_tables(d), winrate, loss=settings.get("loss", 1.0), run=run)
+    return out
+
+
+def summarize_only(args) -> dict[str, list[dict]]:
+    """Rebuilds the tables from ``--outdir``'s ``games.csv`` and ``moves.csv``: the winrate net is the
+    condition named by ``--winrate_net`` (or, without it, none)."""
+    game_rows, move_rows = read_tables(args.outdir)
     winrate_net = None
     if args.winrate_net:
-        name, spec = common.parse_nets(args.winrate_net)[0]
-        winrate_net = name or common._default_name(spec) or spec  # as load_nets names it
+        winrate_net = net_name(args.winrate_net)
         names = set(g["condition"] for g in game_rows)
         if winrate_net not in names:
-            raise ValueError(f"--winrate_net {args.winrate_net!r}: no condition {winrate_net!r} in {paths[0]} "
+            raise ValueError(f"--winrate_net {args.winrate_net!r}: no condition {winrate_net!r} in {args.outdir} "
                              f"(conditions: {', '.join(sorted(names))})")  # fmt: skip
     return write_tables(args, game_rows, move_rows, winrate_net)
 
@@ -342,6 +363,38 @@ def compare(game_rows: list[dict], move_rows: list[dict], args, winrate_net: str
         for name, base in _pairs(names, winrate_net)
     ]
     return stat_tables.correct(rows, *stat_tables.POINT_LOSING_TESTS, "p_fisher_two")
+
+
+TEST_KEYS = ("run", "condition", "baseline", "measure")
+
+
+def paired_tests(game_rows: list[dict], move_rows: list[dict], winrate_net: str | None, *, loss: float = 1.0,
+                 run: str = "main") -> list[dict]:  # fmt: skip
+    """The pairs of :func:`compare`, paired by game: every condition played the same seed, so game i of one
+    had the same opening and colours as game i of another.
+
+    Wins against the opponent: McNemar, two-sided (similar strength). Over
+    the games both won: winning margins (Wilcoxon, larger), point-losing
+    moves (Wilcoxon, fewer) and won without one (McNemar, more).
+    """
+    names = list(dict.fromkeys(g["condition"] for g in game_rows))
+    rows = []
+    for name, base in _pairs(names, winrate_net):
+        (_, arm), (_, other) = (stat_tables.point_losing_by_game(game_rows, move_rows, n, loss=loss)
+                                for n in (name, base))  # fmt: skip
+        wins = [{int(float(g["game"])): (float(int(float(g["game"])) in won), g.get("end") == "cap")
+                 for g in game_rows if g["condition"] == n} for n, won in ((name, arm), (base, other))]  # fmt: skip
+        key = dict(run=run, condition=name, baseline=base)
+        rows.append(dict(key, measure="wins", **paired.mcnemar(*wins)))
+        for measure, value, test, alternative in (
+            ("win_margin", lambda w: w["margin"], paired.wilcoxon, "greater"),
+            ("losing_moves", lambda w: w["moves"], paired.wilcoxon, "less"),
+            ("won_with_none", lambda w: float(w["moves"] == 0), paired.mcnemar, "greater"),
+        ):
+            a, b = ({k: (value(w), w["end"] == "cap") for k, w in s.items() if k in arm and k in other}
+                    for s in (arm, other))  # fmt: skip
+            rows.append(dict(key, measure=measure, **test(a, b, alternative)))
+    return rows
 
 
 def format_tests(tests: list[dict]) -> str:

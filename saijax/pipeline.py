@@ -5,8 +5,10 @@ runs; notebooks and tests call it directly. Each generation:
 
 1. builds (or grows) the network the schedule asks for,
 2. plays self-play until ``games_per_generation`` games have finished, in
-   jitted lockstep chunks, and writes the generation's training rows to
-   ``<workdir>/replay/gen_<generation>.npz`` and a few SGFs to ``<workdir>/sgf``,
+   jitted lockstep chunks (:func:`play_chunks`: each chunk dispatched before
+   the last one's records are collected), and writes the generation's
+   training rows to ``<workdir>/replay/gen_<generation>.npz`` and a few SGFs
+   to ``<workdir>/sgf``, on a thread while step 3 trains on the rows in memory,
 3. trains ``steps_per_generation`` steps on the window of the last w
    generations (or, with ``training.samples_per_new_row`` r > 0,
    round(r · new rows / batch size) steps); metrics.jsonl's
@@ -21,8 +23,9 @@ into the one replay file, training is data-parallel over every device, and
 only process 0 writes files and logs (docs/design.md §9).
 
 Re-running the same command resumes after the last checkpoint. A run killed
-during step 3 finds its generation's self-play file and only retrains; a run
-killed during step 2 replays that generation. Nothing in the workdir is ever
+during step 3 finds its generation's self-play file, if its writing had
+finished (it is written atomically), and only retrains; otherwise, or killed
+during step 2, it replays that generation. Nothing in the workdir is ever
 deleted. Self-play games in flight at the end of a generation carry on with
 the next net (their rows are tagged with the generation of the net that
 played each move), except across a restart, where they are lost.
@@ -35,6 +38,7 @@ import functools
 import json
 import os
 import sys
+import threading
 import time
 from typing import Any, NamedTuple
 
@@ -61,7 +65,15 @@ from saijax import (
 )
 from saijax import config as config_lib
 
-__all__ = ["train_and_evaluate", "search_config", "selfplay_agent", "selfplay_config", "MetricsWriter"]
+__all__ = [
+    "train_and_evaluate",
+    "play_chunks",
+    "selfplay_evaluations",
+    "search_config",
+    "selfplay_agent",
+    "selfplay_config",
+    "MetricsWriter",
+]
 
 
 def search_config(config, generation: int) -> search.SearchConfig:
@@ -435,6 +447,499 @@ def _initial_variables(config, spec: networks.NetworkSpec, log) -> dict[str, Any
     return player.variables
 
 
+class ChunkLoop(NamedTuple):
+    """What :func:`play_chunks` returns."""
+
+    state: selfplay.SelfPlayState  # after the last chunk the generation used
+    parts: list  # [TrainingRows] of the games finished, in order
+    games: list  # [selfplay.FinishedGame]
+    chunks: int  # chunks played
+    full_moves: int  # moves (of chunks) with a full search, counted on slot 0
+    wait_seconds: float  # the host waiting for the device (dispatch included)
+    collect_seconds: float  # the host joining records into rows and games
+
+
+@jax.jit
+def _finished_count(finished, active):
+    return jnp.sum(finished & active)
+
+
+def play_chunks(
+    chunk,
+    variables,
+    sp_state,
+    collector,
+    *,
+    target,
+    generation,
+    key_of,
+    alpha_empty,
+    beta_empty,
+    on_games=None,
+    max_chunks=None,
+) -> ChunkLoop:
+    """Self-play chunks until ``target`` games have finished (docs/design.md §6).
+
+    Chunk i + 1 is dispatched before chunk i's records are collected, so the
+    device plays while the host joins records (JAX's asynchronous dispatch).
+    Whether chunk i ends the generation is known from its count of finished
+    games alone, a scalar read as soon as chunk i is done, so no chunk is
+    dispatched that the generation would not use: each net plays exactly the
+    moves it played when every chunk was collected before the next, and no
+    evaluation is wasted. ``key_of(i)`` is chunk i's key; ``on_games(n)``
+    is told of each chunk's finished games (a progress bar); with
+    ``max_chunks`` it also stops after that many chunks (benchmarks/selfplay.py).
+    """
+    alpha_empty, beta_empty = jnp.float32(alpha_empty), jnp.float32(beta_empty)
+    parts, games = [], []
+    i = full_moves = 0
+    wait = collect = 0.0
+    t = time.time()
+    state, records = chunk(variables, sp_state, key_of(0), alpha_empty, beta_empty)
+    while True:
+        n_finished = int(_finished_count(records.finished, records.active))  # waits for chunk i
+        done = len(games) + n_finished >= target or (max_chunks is not None and i + 1 >= max_chunks)
+        if not done:
+            ahead = chunk(variables, state, key_of(i + 1), alpha_empty, beta_empty)
+        now = time.time()
+        wait += now - t
+        rows, finished = collector.add_chunk(records, generation)
+        full_moves += int(np.sum(np.asarray(records.full_search)[:, 0]))
+        if rows is not None:
+            parts.append(rows)
+        games.extend(finished)
+        if on_games is not None:
+            on_games(len(finished))
+        i += 1
+        t = time.time()
+        collect += t - now
+        if done:
+            return ChunkLoop(state, parts, games, i, full_moves, wait, collect)
+        state, records = ahead
+
+
+def selfplay_evaluations(sp_cfg: selfplay.SelfPlayConfig, simulations: int, chunks: int, full_moves: int) -> int:
+    """Self-play compute of ``chunks`` chunks: every chunk searches all slots
+    of every process for ``chunk_moves`` plies, S simulations plus the root;
+    with playout caps a cheap search's moves cost its own simulations (the
+    batch flips one coin per move)."""
+    fast = min(sp_cfg.fast_simulations, simulations) if sp_cfg.full_search_prob < 1 else 0
+    moves = chunks * sp_cfg.chunk_moves
+    evaluations = full_moves * (simulations + 1) + (moves - full_moves) * (fast + 1)
+    return evaluations * sp_cfg.batch_size * jax.process_count()
+
+
+class _Run:
+    """One call of :func:`train_and_evaluate`: what lasts across its
+    generations, and each generation's phases as methods, in the paper's
+    order (start or resume, grow, self-play, train (and gate), checkpoint and
+    metrics, the leg's time limit)."""
+
+    def __init__(self, config, workdir, *, progress, log, clock, started, ckpt, cache_dir, primary):
+        self.config, self.workdir, self.progress, self.log = config, workdir, progress, log
+        self.clock, self.started, self.ckpt, self.cache_dir, self.primary = clock, started, ckpt, cache_dir, primary
+        self.limit_seconds = 60.0 * float(config.get("time_limit_minutes", 0) or 0)
+        n = config.board_size
+        self.rules = styles.style_rules(
+            go.GoRules(n, config_lib.effective_max_moves(config)), config.style.centre_bonus
+        )
+        self.mesh = training.make_mesh()
+        # Self-play stays on this process's devices; training spans all of them.
+        self.selfplay_mesh = distributed.local_mesh() if jax.process_count() > 1 else self.mesh
+        self.sp_cfg = selfplay_config(config)
+        # Each process samples its slice of the global training batch.
+        self.local_batch_size = config.training.batch_size // jax.process_count()
+        self.buffer = replay.ReplayBuffer(os.path.join(workdir, "replay"), n)
+        self.sgf_dir = os.path.join(workdir, "sgf")
+        self.writer = MetricsWriter(workdir) if primary else None
+        self.base_key = jax.random.PRNGKey(config.seed)
+        self.value_head = config.network.value_head
+        # Weight averaging (training.ema_decay > 0): the average plays.
+        self.ema = float(config.training.get("ema_decay", 0.0) or 0.0) > 0
+        # Steps from the new rows (training.samples_per_new_row > 0): the
+        # learning rate is set per generation, from the schedule at its start.
+        self.by_generation = _ratio(config) > 0
+        self.schedule = training.learning_rate_schedule(config.training)
+        self.built = self.state = self.selfplay_variables = None
+        self._reset_selfplay()
+        self.compiled_before = compile_seconds()
+        # The most a generation of this process has spent compiling: what a
+        # generation that compiles something new is expected to add.
+        self.compile_estimate = 0.0
+        self.summary: dict[str, Any] = {}
+
+    def _reset_selfplay(self):
+        """Self-play's slots, collector and compiled functions, for a new network."""
+        self.sp_state = None
+        self.collector = selfplay.GameCollector(
+            self.rules, opponent_policy=config_lib.records_opponent_policy(self.config)
+        )
+        self.chunk_fns: dict[tuple, Any] = {}
+        self.refresh_fn = None  # built once per network, like the chunks
+
+    # Start or resume.
+
+    def start_or_resume(self) -> int:
+        """Builds the net of generation 0, or restores the latest checkpoint;
+        returns the first generation to play."""
+        config, ckpt, log = self.config, self.ckpt, self.log
+        latest = ckpt.latest_generation()
+        metrics_path = os.path.join(self.workdir, "metrics.jsonl")  # every process checks (a shared workdir)
+        done = sorted(logged_generations(metrics_path)) if latest is None else []
+        if done:
+            raise checkpoints.CheckpointError(
+                f"{metrics_path} has lines for generations {done[0]}-{done[-1]} but {ckpt.directory} has no "
+                "checkpoint: starting again from generation 0 would mix two runs' metrics. Restore the "
+                "checkpoint (checkpoints/<generation>/), or move metrics.jsonl aside to start afresh"
+            )
+        if latest is None:
+            self.built = _build(training.network_spec(config, 0), config, self.rules, self.mesh)
+            self.state = training.create_train_state(
+                self.built.net,
+                self.built.optimizer,
+                jax.random.fold_in(self.base_key, 10**6),
+                mesh=self.mesh,
+                variables=_initial_variables(config, self.built.spec, log),
+                ema=self.ema,
+            )
+            return 0
+        spec = _resume_spec(config, ckpt.read_metadata(latest), ckpt.step_directory(latest))
+        self.built = _build(spec, config, self.rules, self.mesh)
+        template = training.abstract_train_state(self.built.net, self.built.optimizer, mesh=self.mesh)
+        payload = ckpt.restore(latest, template, expected_shape=(spec.blocks, spec.filters))
+        self.state = payload.state
+        self.selfplay_variables = payload.selfplay_variables
+        log(f"resuming from {payload.directory}: generation {latest} done, continuing at {latest + 1}")
+        if self.ema:
+            if payload.ema is None:
+                log(
+                    "training.ema_decay > 0 but the checkpoint has no weight average: starting it from the live weights"
+                )
+            self.state = training.start_ema(self.state, payload.ema)
+        elif payload.ema is not None:
+            log(
+                "training.ema_decay is 0 but the checkpoint has a weight average: dropping it; "
+                "self-play and training continue from the live weights"
+            )
+        # A kill between the checkpoint and the metrics line: restore the line.
+        if self.primary and latest not in self.writer.generations() and "metrics" in payload.extra:
+            self.writer.write(latest, payload.extra["metrics"])
+        return latest + 1
+
+    # Growth.
+
+    def grow(self, gen: int, gen_key, metrics: dict[str, Any]):
+        """The network the schedule asks for at ``gen``, grown from the last
+        one on the replay window (docs/design.md §7)."""
+        config, buffer = self.config, self.buffer
+        want = training.network_spec(config, gen)
+        if want == self.built.spec:
+            return
+        have = [g for g in buffer.available_generations() if g < gen]
+        self.log(
+            f"growing the network {self.built.spec.blocks}x{self.built.spec.filters} -> {want.blocks}x{want.filters}"
+        )
+        if have:
+            buffer.load_window(have[-1], config_lib.window_size(config, gen))
+        self.built = _build(want, config, self.rules, self.mesh)
+        # Without replay data (e.g. a moved replay directory) the new net starts untrained.
+        grown = training.grow_network(
+            self.built.net,
+            self.built.optimizer,
+            self.built.train_step,
+            key=jax.random.fold_in(gen_key, 1),
+            sample_batch=lambda k: buffer.sample(
+                distributed.process_key(k), self.local_batch_size, value_head=self.value_head
+            ),
+            num_steps=int(config.training.steps_per_generation) if have else 0,
+            start_step=int(jax.device_get(self.state.step)),
+            mesh=self.mesh,
+            ema=self.ema,
+            learning_rate=self.schedule(gen * config.training.steps_per_generation) if self.by_generation else None,
+        )
+        self.state = grown.state
+        self.selfplay_variables = None  # the grown net takes over self-play
+        metrics.update({f"growth_{k}": v for k, v in grown.metrics.items()})
+        self._reset_selfplay()
+
+    def playing_variables(self):
+        """The net that plays: the last trained one, or in a gated run the
+        last promoted one (the training chain goes on from its own weights
+        whatever the gate decides); with weight averaging, the average."""
+        return self.state.playing_variables if self.selfplay_variables is None else self.selfplay_variables
+
+    # Self-play.
+
+    def selfplay(self, gen: int, gen_key, variables, alpha0, beta0, times: dict[str, float]):
+        """One generation's self-play. Returns (its statistics, the
+        generation's new rows, a writer to join before the checkpoint: the
+        rows and SGFs are written while training runs)."""
+        config, sp_cfg, buffer = self.config, self.sp_cfg, self.buffer
+        if distributed.agree(gen in buffer.available_generations()):
+            self.log(f"generation {gen}: self-play data found, retraining only")
+            return {"reused_selfplay": True}, buffer.read_generation(gen), None
+        s_cfg = search_config(config, gen)
+        fn_key = (s_cfg.num_simulations,)
+        if fn_key not in self.chunk_fns:
+            self.chunk_fns[fn_key] = selfplay.make_chunk_fn(
+                self.built.evaluator,
+                self.rules,
+                s_cfg,
+                sp_cfg,
+                agent=selfplay_agent(config),
+                ownership=config_lib.records_ownership(config),
+            )
+        if self.sp_state is None:
+            sp_key = distributed.process_key(jax.random.fold_in(gen_key, 2))
+            self.sp_state = _shard_selfplay(
+                selfplay.init_selfplay(self.rules, sp_cfg, sp_key, alpha0, beta0), self.selfplay_mesh
+            )
+        else:
+            # Branches queued by the previous net start at this net's fair komi.
+            if self.refresh_fn is None:
+                self.refresh_fn = selfplay.make_refresh_fn(self.built.evaluator)
+            self.sp_state = self.refresh_fn(variables, self.sp_state)
+        dropped_before = int(self.sp_state.queue_dropped)
+        target = distributed.process_share(config.selfplay.games_per_generation)
+        bar = _progress(target, f"gen {gen} self-play", self.progress)
+        loop = play_chunks(
+            self.chunk_fns[fn_key],
+            variables,
+            self.sp_state,
+            self.collector,
+            target=target,
+            generation=gen,
+            key_of=lambda i: distributed.process_key(jax.random.fold_in(gen_key, 100 + i)),
+            alpha_empty=alpha0,
+            beta_empty=beta0,
+            on_games=None if bar is None else (lambda k: bar.update(min(k, target - bar.n))),
+        )
+        if bar is not None:
+            bar.close()
+        self.sp_state = loop.state
+        times["collect_seconds"] += loop.collect_seconds
+        times["selfplay_wait_seconds"] += loop.wait_seconds
+        evaluations = selfplay_evaluations(sp_cfg, s_cfg.num_simulations, loop.chunks, loop.full_moves)
+        if not loop.parts:
+            raise RuntimeError(f"generation {gen}: self-play produced no training rows")
+        rows, games = replay.concatenate_rows(loop.parts), loop.games
+        queue = {
+            "branches_dropped": int(self.sp_state.queue_dropped) - dropped_before,
+            "branch_queue_size": int(self.sp_state.queue_size),
+        }
+        if jax.process_count() > 1:
+            rows, games, queue, per_process = _gather_selfplay(rows, games, queue)
+            self.log(f"generation {gen}: self-play rows per process {per_process}, {rows.num_rows} in all")
+        stats = selfplay.generation_stats(games, alpha0, beta0)
+        stats.update(queue)
+        stats["selfplay_evaluations"] = evaluations
+        stats["selfplay_full_search_fraction"] = loop.full_moves / (loop.chunks * sp_cfg.chunk_moves)
+        if jax.process_count() > 1:
+            stats["rows_per_process"] = per_process
+        return stats, rows, self._write_behind(gen, rows, games)
+
+    def _write_behind(self, gen, rows, games):
+        """Writes the generation's rows and SGFs (process 0) on a thread, off
+        self-play's critical path; returns a function that waits for them
+        and returns the seconds they took."""
+        if not self.primary:
+            return lambda: 0.0
+        result: dict[str, Any] = {}
+
+        def write():
+            t = time.time()
+            try:
+                self.buffer.write_generation(gen, rows)
+                _write_sgfs(self.rules, games, self.sgf_dir, gen, self.config.selfplay.sgf_games_per_generation)
+            except BaseException as e:  # raised again on join
+                result["error"] = e
+            result["seconds"] = time.time() - t
+
+        thread = threading.Thread(target=write, name=f"saijax-replay-{gen}", daemon=False)
+        thread.start()
+
+        def join():
+            thread.join()
+            if "error" in result:
+                raise result["error"]
+            return result["seconds"]
+
+        return join
+
+    # Training (and the gate).
+
+    def train(self, gen: int, gen_key, variables, alpha0, new_rows, metrics: dict[str, Any], times):
+        """Trains on the window ending with this generation's rows (given in
+        memory: the file may still be being written)."""
+        config, buffer = self.config, self.buffer
+        t_tr = time.time()
+        buffer.load_window(gen, config_lib.window_size(config, gen), fresh={gen: new_rows})
+        times["replay_seconds"] += time.time() - t_tr
+        steps = _training_steps(config, new_rows.num_rows)
+        if self.by_generation:
+            self.state = training.set_learning_rate(
+                self.state, self.schedule(gen * config.training.steps_per_generation)
+            )
+        bar = _progress(steps, f"gen {gen} training", self.progress)
+
+        def sample(k):
+            if bar is not None:
+                bar.update(1)
+            return buffer.sample(distributed.process_key(k), self.local_batch_size, value_head=self.value_head)
+
+        train_key = jax.random.fold_in(gen_key, 3)
+        if config.gating.enabled:
+            self.state, train_metrics, gate, self.selfplay_variables = _train_with_gating(
+                config,
+                self.rules,
+                self.built.net,
+                self.state,
+                variables,
+                self.built.train_step,
+                sample,
+                steps,
+                train_key,
+                alpha0,
+                gen,
+            )
+            times["gate_seconds"] = gate.pop("gate_seconds")
+            metrics.update(gate)
+        else:
+            self.state, train_metrics = training.train_on_window(
+                self.state, self.built.train_step, sample, steps, train_key
+            )
+            self.selfplay_variables = None
+        if bar is not None:
+            bar.close()
+        metrics.update({f"train_{k}": v for k, v in train_metrics.items()})
+        metrics["window_rows"] = int(buffer.num_rows)
+        metrics["train_steps"] = steps
+        metrics["train_samples_per_new_row"] = training.samples_per_new_row(
+            steps, config.training.batch_size, new_rows.num_rows
+        )
+        # Training's own time: the window's loading and the gate's matches apart.
+        metrics["train_seconds"] = time.time() - t_tr - times["gate_seconds"]
+
+    # Checkpoint and metrics.
+
+    def checkpoint_and_metrics(self, gen: int, t0: float, metrics: dict[str, Any], times):
+        """The generation's checkpoint and metrics line; returns its checkpoint folder."""
+        config, built = self.config, self.built
+        metrics["network"] = f"{built.spec.blocks}x{built.spec.filters}"
+        metrics["network_params"] = networks.param_count(self.state.params)
+        metrics["games_in_flight"] = sum(distributed.allgather(self.collector.pending_games))
+        metrics["simulations"] = config_lib.num_simulations(config, gen)
+        # This generation's net (the one checkpoint `gen` holds for play):
+        # its own fair-komi estimate and preferred first move.
+        alpha_new, beta_new, logits_new = _empty_board_eval(built.evaluator, self.playing_variables(), self.rules)
+        metrics.update(alpha_empty=alpha_new, beta_empty=beta_new, first_move=_first_move(self.rules, logits_new))
+        # Where the generation's wall time went (seconds): compile_seconds is
+        # JAX's tracing and compiling (inside the phases below, mostly
+        # self-play's and training's first call); collect_seconds is the
+        # host's share of self-play (joining records into rows and games),
+        # selfplay_wait_seconds the host waiting for the device in it;
+        # replay_seconds is the window's loading plus any wait for the rows
+        # and SGFs, which are written while training runs
+        # (replay_write_seconds); gate_seconds is the gate's matches.
+        compiled_now = compile_seconds()
+        metrics["compile_seconds"] = compiled_now - self.compiled_before
+        self.compiled_before = compiled_now
+        metrics.update(times)
+        if self.cache_dir is not None:
+            metrics["compilation_cache_bytes"] = _dir_bytes(self.cache_dir)
+        t_ckpt = time.time()
+        ckpt_dir = self.ckpt.save(
+            gen,
+            state=self.state,
+            rng_key=jax.random.fold_in(self.base_key, gen + 1),
+            network=built.spec,
+            replay_dir=self.buffer.directory,
+            extra={"alpha_empty": alpha_new, "beta_empty": beta_new, "metrics": _jsonable(metrics)},
+            selfplay_variables=self.selfplay_variables,
+        )
+        metrics["checkpoint_seconds"] = time.time() - t_ckpt
+        metrics["seconds"] = self.clock() - t0
+        if self.primary:
+            self.writer.write(gen, metrics)
+        self.log(_generation_line(gen, metrics))
+        warning = collapse_warning(config.board_size, metrics)
+        if warning:
+            self.log(f"warning: generation {gen}: {warning}")
+        self.compile_estimate = max(self.compile_estimate, metrics["compile_seconds"])
+        return ckpt_dir
+
+    # The leg's time limit.
+
+    def out_of_time(self, gen: int, metrics: dict[str, Any]) -> bool:
+        """A time-limited leg: whether the next generation would end past the limit (process 0 decides)."""
+        config = self.config
+        if self.limit_seconds <= 0 or gen + 1 >= config.generations:
+            return False
+        nxt = gen + 1
+        recompiles = (
+            training.network_spec(config, nxt) != self.built.spec
+            or (config_lib.num_simulations(config, nxt),) not in self.chunk_fns
+        )
+        elapsed = self.clock() - self.started
+        need = predicted_generation_seconds(metrics, recompiles=recompiles, compile_estimate=self.compile_estimate)
+        if not distributed.agree(elapsed + need > self.limit_seconds):
+            return False
+        reason = (
+            f"time limit: {elapsed / 60:.2f} of {self.limit_seconds / 60:g} minutes used after generation "
+            f"{gen}; generation {nxt} is predicted to take {need / 60:.2f} more, so this leg stops here"
+        )
+        self.log(_leg_message(self.workdir, gen, reason))
+        self.summary.update(stopped_by_time_limit=True, leg_files=leg_files(self.workdir, gen))
+        return True
+
+    # One generation, and the run.
+
+    def generation(self, gen: int) -> bool:
+        """Plays, trains and saves generation ``gen``; False when the leg's time is up."""
+        t0 = self.clock()
+        gen_key = jax.random.fold_in(self.base_key, gen)
+        metrics: dict[str, Any] = {}
+        times = dict.fromkeys(
+            ("collect_seconds", "selfplay_wait_seconds", "replay_seconds", "replay_write_seconds", "gate_seconds"),
+            0.0,
+        )
+        self.grow(gen, gen_key, metrics)
+        variables = distributed.to_local(self.playing_variables(), self.selfplay_mesh)
+        alpha0, beta0, _ = _empty_board_eval(self.built.evaluator, variables, self.rules)
+
+        t_sp = time.time()
+        stats, new_rows, written = self.selfplay(gen, gen_key, variables, alpha0, beta0, times)
+        # The self-play komi distribution's centre and scale (the playing net's α_∅, β_∅).
+        stats.update(selfplay_alpha_empty=alpha0, selfplay_beta_empty=beta0)
+        metrics.update(stats)
+        metrics["selfplay_seconds"] = time.time() - t_sp
+
+        self.train(gen, gen_key, variables, alpha0, new_rows, metrics, times)
+        if written is not None:
+            t_join = time.time()
+            times["replay_write_seconds"] = written()
+            times["replay_seconds"] += time.time() - t_join
+            # The rows are on disk before the checkpoint that says the generation is done.
+            distributed.barrier(f"replay generation {gen} written")
+        ckpt_dir = self.checkpoint_and_metrics(gen, t0, metrics, times)
+        self.summary.update(checkpoint=ckpt_dir, generation=gen)
+        return not self.out_of_time(gen, metrics)
+
+    def final_report(self) -> dict[str, Any]:
+        """The summary, from the latest net."""
+        alpha0, beta0, logits0 = _empty_board_eval(self.built.evaluator, self.playing_variables(), self.rules)
+        self.summary.update(
+            fair_komi=alpha0,
+            beta_empty=beta0,
+            first_move=_first_move(self.rules, logits0),
+            checkpoints=self.ckpt.directory,
+            sgf_dir=self.sgf_dir,
+            metrics=os.path.join(self.workdir, "metrics.jsonl"),
+            workdir=self.workdir,
+        )
+        return self.summary
+
+
 def train_and_evaluate(
     config, workdir: str, *, progress: bool = True, log=print, clock=time.time, started: float | None = None
 ) -> dict[str, Any]:
@@ -454,9 +959,12 @@ def train_and_evaluate(
     restoring count). The summary then has ``stopped_by_time_limit`` and
     ``leg_files``, what the next leg needs (:func:`leg_files`). Every
     process stops at the same generation (process 0 decides).
+
+    The generations' phases are :class:`_Run`'s methods: start or resume,
+    grow, self-play (:func:`play_chunks`), train (and gate), checkpoint and
+    metrics, the time limit.
     """
     started = process_start_time() if started is None else started
-    limit_seconds = 60.0 * float(config.get("time_limit_minutes", 0) or 0)
     if config.multihost:
         config_lib.validate(config, device_count=1)  # every field but the device count, before connecting
         distributed.initialize()
@@ -471,334 +979,26 @@ def train_and_evaluate(
             f.write(config.to_json_best_effort(indent=2))
     cache_dir = use_compilation_cache(config, workdir)
 
-    n = config.board_size
-    rules = styles.style_rules(go.GoRules(n, config_lib.effective_max_moves(config)), config.style.centre_bonus)
-    mesh = training.make_mesh()
-    # Self-play stays on this process's devices; training spans all of them.
-    selfplay_mesh = distributed.local_mesh() if jax.process_count() > 1 else mesh
-    sp_cfg = selfplay_config(config)
-    # Each process samples its slice of the global training batch.
-    local_batch_size = config.training.batch_size // jax.process_count()
-    buffer = replay.ReplayBuffer(os.path.join(workdir, "replay"), n)
-    sgf_dir = os.path.join(workdir, "sgf")
-    writer = MetricsWriter(workdir) if primary else None
-    base_key = jax.random.PRNGKey(config.seed)
-    value_head = config.network.value_head
-    # Weight averaging (training.ema_decay > 0): the average plays.
-    ema = float(config.training.get("ema_decay", 0.0) or 0.0) > 0
-    # Steps from the new rows (training.samples_per_new_row > 0): the
-    # learning rate is set per generation, from the schedule at its start.
-    by_generation = _ratio(config) > 0
-    schedule = training.learning_rate_schedule(config.training)
-    summary: dict[str, Any] = {}
-
     with checkpoints.Checkpointer(workdir, keep_every=config.keep_checkpoint_every) as ckpt:
-        latest = ckpt.latest_generation()
-        metrics_path = os.path.join(workdir, "metrics.jsonl")  # every process checks (a shared workdir)
-        done = sorted(logged_generations(metrics_path)) if latest is None else []
-        if done:
-            raise checkpoints.CheckpointError(
-                f"{metrics_path} has lines for generations {done[0]}-{done[-1]} but {ckpt.directory} has no "
-                "checkpoint: starting again from generation 0 would mix two runs' metrics. Restore the "
-                "checkpoint (checkpoints/<generation>/), or move metrics.jsonl aside to start afresh"
-            )
-        if latest is None:
-            start = 0
-            built = _build(training.network_spec(config, 0), config, rules, mesh)
-            state = training.create_train_state(
-                built.net,
-                built.optimizer,
-                jax.random.fold_in(base_key, 10**6),
-                mesh=mesh,
-                variables=_initial_variables(config, built.spec, log),
-                ema=ema,
-            )
-            selfplay_variables = None
-        else:
-            spec = _resume_spec(config, ckpt.read_metadata(latest), ckpt.step_directory(latest))
-            built = _build(spec, config, rules, mesh)
-            template = training.abstract_train_state(built.net, built.optimizer, mesh=mesh)
-            payload = ckpt.restore(latest, template, expected_shape=(spec.blocks, spec.filters))
-            state = payload.state
-            selfplay_variables = payload.selfplay_variables
-            start = latest + 1
-            log(f"resuming from {payload.directory}: generation {latest} done, continuing at {start}")
-            if ema:
-                if payload.ema is None:
-                    log(
-                        "training.ema_decay > 0 but the checkpoint has no weight average: "
-                        "starting it from the live weights"
-                    )
-                state = training.start_ema(state, payload.ema)
-            elif payload.ema is not None:
-                log(
-                    "training.ema_decay is 0 but the checkpoint has a weight average: dropping it; "
-                    "self-play and training continue from the live weights"
-                )
-            # A kill between the checkpoint and the metrics line: restore the line.
-            if primary and latest not in writer.generations() and "metrics" in payload.extra:
-                writer.write(latest, payload.extra["metrics"])
-
-        sp_state = None
-        collector = selfplay.GameCollector(rules, opponent_policy=config_lib.records_opponent_policy(config))
-        chunk_fns: dict[tuple, Any] = {}
-        refresh_fn = None  # built once per network, like the chunks
-
-        compiled_before = compile_seconds()
-        # The most a generation of this process has spent compiling: what a
-        # generation that compiles something new is expected to add.
-        compile_estimate = 0.0
-        for gen in range(start, config.generations):
-            t0 = clock()
-            gen_key = jax.random.fold_in(base_key, gen)
-            metrics: dict[str, Any] = {}
-            collect_seconds = replay_seconds = gate_seconds = 0.0
-
-            # Network growth from the schedule.
-            want = training.network_spec(config, gen)
-            if want != built.spec:
-                have = [g for g in buffer.available_generations() if g < gen]
-                log(f"growing the network {built.spec.blocks}x{built.spec.filters} -> {want.blocks}x{want.filters}")
-                if have:
-                    buffer.load_window(have[-1], config_lib.window_size(config, gen))
-                built = _build(want, config, rules, mesh)
-                # Without replay data (e.g. a moved replay directory) the new
-                # net starts untrained.
-                grown = training.grow_network(
-                    built.net,
-                    built.optimizer,
-                    built.train_step,
-                    key=jax.random.fold_in(gen_key, 1),
-                    sample_batch=lambda k: buffer.sample(
-                        distributed.process_key(k), local_batch_size, value_head=value_head
-                    ),
-                    num_steps=int(config.training.steps_per_generation) if have else 0,
-                    start_step=int(jax.device_get(state.step)),
-                    mesh=mesh,
-                    ema=ema,
-                    learning_rate=schedule(gen * config.training.steps_per_generation) if by_generation else None,
-                )
-                state = grown.state
-                selfplay_variables = None  # the grown net takes over self-play
-                metrics.update({f"growth_{k}": v for k, v in grown.metrics.items()})
-                chunk_fns.clear()
-                refresh_fn = None
-                sp_state = None
-                collector = selfplay.GameCollector(rules, opponent_policy=config_lib.records_opponent_policy(config))
-
-            # The net that plays this generation: the last trained one, or in a
-            # gated run the last promoted one (the training chain goes on from
-            # its own weights whatever the gate decides); with weight
-            # averaging, the average.
-            variables = state.playing_variables if selfplay_variables is None else selfplay_variables
-            variables = distributed.to_local(variables, selfplay_mesh)
-            alpha0, beta0, _ = _empty_board_eval(built.evaluator, variables, rules)
-
-            # Self-play.
-            t_sp = time.time()
-            if distributed.agree(gen in buffer.available_generations()):
-                log(f"generation {gen}: self-play data found, retraining only")
-                games: list[selfplay.FinishedGame] = []
-                stats = {"reused_selfplay": True}
-                new_rows = buffer.read_generation(gen).num_rows
-            else:
-                s_cfg = search_config(config, gen)
-                fn_key = (s_cfg.num_simulations,)
-                if fn_key not in chunk_fns:
-                    chunk_fns[fn_key] = selfplay.make_chunk_fn(
-                        built.evaluator,
-                        rules,
-                        s_cfg,
-                        sp_cfg,
-                        agent=selfplay_agent(config),
-                        ownership=config_lib.records_ownership(config),
-                    )
-                chunk = chunk_fns[fn_key]
-                if sp_state is None:
-                    sp_key = distributed.process_key(jax.random.fold_in(gen_key, 2))
-                    sp_state = selfplay.init_selfplay(rules, sp_cfg, sp_key, alpha0, beta0)
-                    sp_state = _shard_selfplay(sp_state, selfplay_mesh)
-                else:
-                    # Branches queued by the previous net start at this net's fair komi.
-                    if refresh_fn is None:
-                        refresh_fn = selfplay.make_refresh_fn(built.evaluator)
-                    sp_state = refresh_fn(variables, sp_state)
-                dropped_before = int(sp_state.queue_dropped)
-                games, parts = [], []
-                target = distributed.process_share(config.selfplay.games_per_generation)
-                bar = _progress(target, f"gen {gen} self-play", progress)
-                i = full_moves = 0
-                while len(games) < target:
-                    sp_state, records = chunk(
-                        variables,
-                        sp_state,
-                        distributed.process_key(jax.random.fold_in(gen_key, 100 + i)),
-                        jnp.float32(alpha0),
-                        jnp.float32(beta0),
-                    )
-                    jax.block_until_ready(records)  # device time stays out of collect_seconds
-                    t_collect = time.time()
-                    rows, finished = collector.add_chunk(records, gen)
-                    collect_seconds += time.time() - t_collect
-                    if rows is not None:
-                        parts.append(rows)
-                    games.extend(finished)
-                    if bar is not None:
-                        bar.update(min(len(finished), target - bar.n))
-                    full_moves += int(np.sum(np.asarray(records.full_search)[:, 0]))
-                    i += 1
-                if bar is not None:
-                    bar.close()
-                # Self-play compute: every chunk searches all slots of every
-                # process for chunk_moves plies, S simulations plus the root.
-                # With playout caps, a cheap search's moves cost its own
-                # simulations (the batch flips one coin per move).
-                fast = min(sp_cfg.fast_simulations, s_cfg.num_simulations) if sp_cfg.full_search_prob < 1 else 0
-                moves = i * sp_cfg.chunk_moves
-                evaluations = full_moves * (s_cfg.num_simulations + 1) + (moves - full_moves) * (fast + 1)
-                evaluations *= sp_cfg.batch_size * jax.process_count()
-                if not parts:
-                    raise RuntimeError(f"generation {gen}: self-play produced no training rows")
-                rows = replay.concatenate_rows(parts)
-                queue = {
-                    "branches_dropped": int(sp_state.queue_dropped) - dropped_before,
-                    "branch_queue_size": int(sp_state.queue_size),
-                }
-                if jax.process_count() > 1:
-                    rows, games, queue, per_process = _gather_selfplay(rows, games, queue)
-                    log(f"generation {gen}: self-play rows per process {per_process}, {rows.num_rows} in all")
-                new_rows = rows.num_rows
-                t_replay = time.time()
-                if primary:
-                    buffer.write_generation(gen, rows)
-                replay_seconds += time.time() - t_replay
-                distributed.barrier(f"replay generation {gen} written")
-                stats = selfplay.generation_stats(games, alpha0, beta0)
-                stats.update(queue)
-                stats["selfplay_evaluations"] = evaluations
-                stats["selfplay_full_search_fraction"] = full_moves / moves  # < 1 with playout caps
-                if jax.process_count() > 1:
-                    stats["rows_per_process"] = per_process
-                if primary:
-                    t_replay = time.time()
-                    stats["sgf"] = _write_sgfs(rules, games, sgf_dir, gen, config.selfplay.sgf_games_per_generation)
-                    replay_seconds += time.time() - t_replay
-            # The self-play komi distribution's centre and scale (the playing net's α_∅, β_∅).
-            stats.update(selfplay_alpha_empty=alpha0, selfplay_beta_empty=beta0)
-            metrics.update({k: v for k, v in stats.items() if k not in ("sgf",)})
-            metrics["selfplay_seconds"] = time.time() - t_sp
-
-            # Training on the window.
-            t_tr = time.time()
-            window = config_lib.window_size(config, gen)
-            buffer.load_window(gen, window)
-            replay_seconds += time.time() - t_tr
-            steps = _training_steps(config, new_rows)
-            if by_generation:
-                state = training.set_learning_rate(state, schedule(gen * config.training.steps_per_generation))
-            bar = _progress(steps, f"gen {gen} training", progress)
-
-            def sample(k):
-                if bar is not None:
-                    bar.update(1)
-                return buffer.sample(distributed.process_key(k), local_batch_size, value_head=value_head)
-
-            train_key = jax.random.fold_in(gen_key, 3)
-            if config.gating.enabled:
-                state, train_metrics, gate, selfplay_variables = _train_with_gating(
-                    config, rules, built.net, state, variables, built.train_step, sample, steps, train_key, alpha0, gen
-                )
-                gate_seconds = gate.pop("gate_seconds")
-                metrics.update(gate)
-            else:
-                state, train_metrics = training.train_on_window(state, built.train_step, sample, steps, train_key)
-                selfplay_variables = None
-            if bar is not None:
-                bar.close()
-            metrics.update({f"train_{k}": v for k, v in train_metrics.items()})
-            metrics["window_rows"] = int(buffer.num_rows)
-            metrics["train_steps"] = steps
-            metrics["train_samples_per_new_row"] = training.samples_per_new_row(
-                steps, config.training.batch_size, new_rows
-            )
-            # Training's own time: the window's loading and the gate's matches apart.
-            metrics["train_seconds"] = time.time() - t_tr - gate_seconds
-            metrics["network"] = f"{built.spec.blocks}x{built.spec.filters}"
-            metrics["network_params"] = networks.param_count(state.params)
-            metrics["games_in_flight"] = sum(distributed.allgather(collector.pending_games))
-            metrics["simulations"] = config_lib.num_simulations(config, gen)
-            # This generation's net (the one checkpoint `gen` holds for play):
-            # its own fair-komi estimate and preferred first move.
-            new_variables = state.playing_variables if selfplay_variables is None else selfplay_variables
-            alpha_new, beta_new, logits_new = _empty_board_eval(built.evaluator, new_variables, rules)
-            metrics.update(alpha_empty=alpha_new, beta_empty=beta_new, first_move=_first_move(rules, logits_new))
-
-            # Where the generation's wall time went (seconds): compile_seconds
-            # is JAX's tracing and compiling (inside the phases below, mostly
-            # self-play's and training's first call); collect_seconds is the
-            # host's share of self-play (joining records into rows and games);
-            # replay_seconds writes this generation's rows and SGFs and loads
-            # the window; gate_seconds is the gate's matches.
-            compiled_now = compile_seconds()
-            metrics["compile_seconds"] = compiled_now - compiled_before
-            compiled_before = compiled_now
-            metrics.update(collect_seconds=collect_seconds, replay_seconds=replay_seconds, gate_seconds=gate_seconds)
-            if cache_dir is not None:
-                metrics["compilation_cache_bytes"] = _dir_bytes(cache_dir)
-            t_ckpt = time.time()
-            ckpt_dir = ckpt.save(
-                gen,
-                state=state,
-                rng_key=jax.random.fold_in(base_key, gen + 1),
-                network=built.spec,
-                replay_dir=buffer.directory,
-                extra={"alpha_empty": alpha_new, "beta_empty": beta_new, "metrics": _jsonable(metrics)},
-                selfplay_variables=selfplay_variables,
-            )
-            metrics["checkpoint_seconds"] = time.time() - t_ckpt
-            metrics["seconds"] = clock() - t0
-            if primary:
-                writer.write(gen, metrics)
-            log(_generation_line(gen, metrics))
-            warning = collapse_warning(n, metrics)
-            if warning:
-                log(f"warning: generation {gen}: {warning}")
-            summary = {"checkpoint": ckpt_dir, "generation": gen}
-            compile_estimate = max(compile_estimate, metrics["compile_seconds"])
-
-            # A time-limited leg: stop here if the next generation would end past the limit.
-            if limit_seconds > 0 and gen + 1 < config.generations:
-                nxt = gen + 1
-                recompiles = (
-                    training.network_spec(config, nxt) != built.spec
-                    or (config_lib.num_simulations(config, nxt),) not in chunk_fns
-                )
-                elapsed = clock() - started
-                need = predicted_generation_seconds(metrics, recompiles=recompiles, compile_estimate=compile_estimate)
-                stop = distributed.agree(elapsed + need > limit_seconds)
-                if stop:
-                    reason = (
-                        f"time limit: {elapsed / 60:.2f} of {limit_seconds / 60:g} minutes used after generation "
-                        f"{gen}; generation {nxt} is predicted to take {need / 60:.2f} more, so this leg stops here"
-                    )
-                    log(_leg_message(workdir, gen, reason))
-                    summary.update(stopped_by_time_limit=True, leg_files=leg_files(workdir, gen))
-                    break
-
-        # Final report from the latest net.
-        final = state.playing_variables if selfplay_variables is None else selfplay_variables
-        alpha0, beta0, logits0 = _empty_board_eval(built.evaluator, final, rules)
-        summary.update(
-            fair_komi=alpha0,
-            beta_empty=beta0,
-            first_move=_first_move(rules, logits0),
-            checkpoints=ckpt.directory,
-            sgf_dir=sgf_dir,
-            metrics=os.path.join(workdir, "metrics.jsonl"),
-            workdir=workdir,
+        run = _Run(
+            config,
+            workdir,
+            progress=progress,
+            log=log,
+            clock=clock,
+            started=started,
+            ckpt=ckpt,
+            cache_dir=cache_dir,
+            primary=primary,
         )
-    if writer is not None:
-        writer.close()
+        try:
+            for gen in range(run.start_or_resume(), config.generations):
+                if not run.generation(gen):
+                    break
+            summary = run.final_report()
+        finally:
+            if run.writer is not None:
+                run.writer.close()
     return summary
 
 

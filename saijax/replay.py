@@ -181,6 +181,15 @@ def _to_numpy(rows: TrainingRows) -> dict[str, np.ndarray | None]:
     }
 
 
+def _valid_rows(rows: TrainingRows) -> TrainingRows:
+    """The valid rows, as numpy arrays of the stored dtypes: what
+    ``write_generation`` then ``read_generation`` give back."""
+    arrays = _to_numpy(rows)
+    keep = arrays["valid"]
+    out = {name: None if arrays[name] is None else arrays[name][keep] for name in _STORED_FIELDS}
+    return TrainingRows(**out, valid=np.ones(int(keep.sum()), np.bool_))
+
+
 # ---------------------------------------------------------------------------
 # Sampling with symmetry augmentation.
 
@@ -424,9 +433,15 @@ class ReplayBuffer:
 
     # The window.
 
-    def load_window(self, last_generation: int, window: int) -> TrainingRows:
+    def load_window(
+        self, last_generation: int, window: int, fresh: dict[int, TrainingRows] | None = None
+    ) -> TrainingRows:
         """Loads the last `window` generations present up to
         `last_generation` (inclusive) onto the default device.
+
+        ``fresh`` maps generations to rows already in memory (the pipeline's
+        newest generation, whose file is written while training runs): they
+        count as present and are not read from disk.
 
         A missing generation number is skipped, and the next older file
         takes its place, so the window always spans `window` files when
@@ -446,11 +461,12 @@ class ReplayBuffer:
         """
         if window < 1:
             raise ValueError(f"window must be >= 1, got {window}")
-        present = [g for g in self.available_generations() if g <= last_generation]
+        fresh = fresh or {}
+        present = sorted({g for g in [*self.available_generations(), *fresh] if g <= last_generation})
         chosen = present[-window:]
         if not chosen:
             raise ValueError(f"no replay files up to generation {last_generation} in {self.directory}")
-        rows = concatenate_rows([self.read_generation(g) for g in chosen])
+        rows = concatenate_rows([_valid_rows(fresh[g]) if g in fresh else self.read_generation(g) for g in chosen])
         count = rows.num_rows
         if count == 0:
             raise ValueError(f"replay window {chosen} in {self.directory} has no rows")

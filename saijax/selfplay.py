@@ -164,28 +164,56 @@ class StepRecord:
 
 def round_half(x):
     """Nearest multiple of ½."""
-    return jnp.round(x * 2.0) / 2.0 + 0.0  # + 0.0 turns -0.0 into 0.0
+    return _no_negative_zero(jnp.round(x * 2.0) / 2.0)
 
 
-def sample_komi(key, alpha_empty, beta_empty, temperature, shape):
+def _no_negative_zero(x):
+    # Not ``x + 0.0``: XLA's simplifier drops that addition inside jit, and a
+    # komi of -0.0 then showed up as its own key in komi_histogram.
+    return jnp.where(x == 0, jnp.zeros_like(x), x)
+
+
+def sample_komi(key, alpha_empty, beta_empty, temperature, shape, bound=None):
     """Komi in ½ℤ from the logistic CDF σ(β(α − k)) of the empty board.
 
     Black's win probability at komi k is σ(β_∅(α_∅ − k)), so 1 − that is a
     CDF in k: a logistic distribution with mean α_∅ and scale 1/β_∅, widened
     by ``temperature``.
+
+    ``bound`` (the board's N² in self-play) truncates the distribution to
+    [−bound, bound] by inverse-CDF sampling between the two tails' CDF
+    values. A Tromp–Taylor margin lies in [−N², N²], so a komi beyond it
+    decides the game before the first move: its games teach nothing about
+    play, and their side favoured by komi may pass from move 1 (docs/design.md
+    §6). SAI's nets were sharp (β_∅ ≫ 1/N²) from early on, so the tails never
+    mattered there; a young net's β_∅ ≈ 0.01 would put most komi beyond ±81
+    on 9×9.
     """
-    u = jax.random.uniform(key, shape, minval=1e-6, maxval=1.0 - 1e-6)
-    return round_half(alpha_empty + temperature / beta_empty * (jnp.log(u) - jnp.log1p(-u)))
+    scale = temperature / beta_empty
+    lo, hi = 1e-6, 1.0 - 1e-6
+    if bound is not None:
+        # P(y < x) for the logistic y, at the bounds (± ¼ so that rounding
+        # keeps the ends' half-steps their share).
+        lo = jnp.maximum(lo, jax.nn.sigmoid((-bound - 0.25 - alpha_empty) / scale))
+        hi = jnp.minimum(hi, jax.nn.sigmoid((bound + 0.25 - alpha_empty) / scale))
+    u = lo + (hi - lo) * jax.random.uniform(key, shape)
+    k = round_half(alpha_empty + scale * (jnp.log(u) - jnp.log1p(-u)))
+    if bound is not None:
+        k = jnp.clip(k, -bound, bound)
+    return k
 
 
-def fair_komi(alpha, to_play):
+def fair_komi(alpha, to_play, bound=None):
     """Black's komi that makes a position fair for its player to move.
 
-    The player's signed komi becomes −α rounded to ½ℤ; black's komi is
-    ``−signed_komi · to_play``.
+    The player's signed komi becomes −α rounded to ½ℤ (clipped to
+    [−bound, bound] when given: a komi beyond the board's N² decides the
+    game); black's komi is ``−signed_komi · to_play``.
     """
     k = round_half(-alpha)
-    return -k * to_play.astype(jnp.float32) + 0.0  # + 0.0 turns -0.0 into 0.0
+    if bound is not None:
+        k = jnp.clip(k, -bound, bound)
+    return _no_negative_zero(-k * to_play.astype(jnp.float32))
 
 
 def _tree_where(mask, new, old):
@@ -200,7 +228,7 @@ def init_selfplay(rules: go.GoRules, config: SelfPlayConfig, key, alpha_empty, b
     """Fresh slots, all complete games with sampled (or fixed) komi."""
     b, c = config.batch_size, config.branch_queue_capacity
     k_komi, k_resign = jax.random.split(key)
-    komi = _complete_komi(config, k_komi, alpha_empty, beta_empty, (b,))
+    komi = _complete_komi(rules, config, k_komi, alpha_empty, beta_empty, (b,))
     empty = go.init(rules, 0.0)
     games = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (b,) + x.shape), empty).replace(komi=komi)
     queue = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (c,) + x.shape), empty)
@@ -220,10 +248,10 @@ def init_selfplay(rules: go.GoRules, config: SelfPlayConfig, key, alpha_empty, b
     )
 
 
-def _complete_komi(config, key, alpha_empty, beta_empty, shape):
+def _complete_komi(rules, config, key, alpha_empty, beta_empty, shape):
     if config.komi_mode == "fixed":
         return jnp.full(shape, config.komi, jnp.float32)
-    return sample_komi(key, alpha_empty, beta_empty, config.komi_temperature, shape)
+    return sample_komi(key, alpha_empty, beta_empty, config.komi_temperature, shape, bound=float(rules.num_points))
 
 
 def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.SearchOutput):
@@ -395,7 +423,7 @@ def make_chunk_fn(
         rank = jnp.cumsum(push) - 1
         kept = push & (rank >= n_push - cap)  # more pushes than slots: the latest win
         slot = jnp.where(kept, (sp.queue_head + sp.queue_size + rank) % cap, cap)
-        branch_states = states.replace(komi=fair_komi(out.root_alpha, states.to_play))
+        branch_states = states.replace(komi=fair_komi(out.root_alpha, states.to_play, float(rules.num_points)))
         queue = jax.tree_util.tree_map(lambda q, s: q.at[slot].set(s, mode="drop"), sp.queue, branch_states)
         overflow = jnp.maximum(sp.queue_size + n_push - cap, 0)
         queue_head = (sp.queue_head + overflow) % cap
@@ -411,7 +439,7 @@ def make_chunk_fn(
         take_branch = want_branch & (b_rank < queue_size)
         q_index = (queue_head + b_rank) % cap
         popped = jax.tree_util.tree_map(lambda q: q[q_index], queue)
-        komi = _complete_komi(config, k_komi, alpha_empty, beta_empty, (b,))
+        komi = _complete_komi(rules, config, k_komi, alpha_empty, beta_empty, (b,))
         fresh = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (b,) + x.shape), empty).replace(komi=komi)
         new_game = _tree_where(take_branch, popped, fresh)
         n_taken = jnp.sum(take_branch)
@@ -455,7 +483,9 @@ def make_refresh_fn(evaluator):
     @jax.jit
     def refresh(params, sp: SelfPlayState) -> SelfPlayState:
         _, alpha, _ = evaluator(params, sp.queue)
-        return sp.replace(queue=sp.queue.replace(komi=fair_komi(alpha, sp.queue.to_play)))
+        return sp.replace(
+            queue=sp.queue.replace(komi=fair_komi(alpha, sp.queue.to_play, float(sp.queue.board.shape[-1])))
+        )
 
     return refresh
 
@@ -487,6 +517,22 @@ class FinishedGame:
     score_betas: tuple[float, ...] = ()  # the root β of the same positions (nan if not recorded)
 
 
+# The per-record fields a collector keeps until its game ends.
+_RECORD_FIELDS = (
+    "planes",
+    "to_play",
+    "signed_komi",
+    "policy",
+    "game_id",
+    "move_number",
+    "is_branch",
+    "action",
+    "blunder",
+    "root_alpha",
+    "root_beta",
+)
+
+
 class GameCollector:
     """Joins per-move records into finished games and training rows.
 
@@ -495,153 +541,149 @@ class GameCollector:
     the move. With ``opponent_policy`` the rows carry opponent-reply targets
     (``TrainingRows.opponent_policy``: the next position's policy, zeros at
     a game's last position).
+
+    Vectorised (issue 34): a chunk's active records are kept as one segment
+    of numpy arrays, and a chunk's finished games are gathered from the
+    segments, ordered and turned into rows with array operations; only the
+    :class:`FinishedGame` summaries are built one game at a time. Rows come
+    out in the order of the old record-by-record loop (games in the order
+    their last moves appear in the chunk, (move, slot) order; each game's
+    positions in move order), byte for byte (tests/selfplay_loop_test.py).
     """
 
     def __init__(self, rules: go.GoRules, *, opponent_policy: bool = False):
         self.rules = rules
         self.opponent_policy = bool(opponent_policy)
-        self._pending: dict[int, list[dict[str, Any]]] = collections.defaultdict(list)
+        # [(fields: dict of [R, ...] arrays, alive: [R] bool)], oldest first.
+        self._segments: list[tuple[dict[str, np.ndarray], np.ndarray]] = []
+        self._open: set[int] = set()
 
     def add_chunk(self, records: StepRecord, generation: int):
         """Consumes a [T, B] chunk; returns (rows as TrainingRows or None, [FinishedGame])."""
         rec = jax.device_get(records)
-        t_len, b = rec.active.shape
-        rows: list[dict[str, Any]] = []
-        finished: list[FinishedGame] = []
-        for t in range(t_len):
-            for i in range(b):
-                if not rec.active[t, i]:
-                    continue
-                gid = int(rec.game_id[t, i])
-                self._pending[gid].append(
-                    {
-                        "planes": rec.planes[t, i],
-                        "to_play": int(rec.to_play[t, i]),
-                        "signed_komi": float(rec.signed_komi[t, i]),
-                        "policy": rec.policy[t, i],
-                        "move_number": int(rec.move_number[t, i]),
-                        "is_branch": bool(rec.is_branch[t, i]),
-                        "action": int(rec.action[t, i]),
-                        "blunder": bool(rec.blunder[t, i]),
-                        "root_alpha": float(rec.root_alpha[t, i]),
-                        "root_beta": float("nan") if rec.root_beta is None else float(rec.root_beta[t, i]),
-                        "generation": generation,
-                    }
-                )
-                if rec.finished[t, i]:
-                    game, game_rows = self._finish(gid, rec, t, i)
-                    finished.append(game)
-                    rows.extend(game_rows)
-        return (self._to_rows(rows) if rows else None), finished
+        t_idx, i_idx = np.nonzero(np.asarray(rec.active))  # (move, slot) order
+        if t_idx.size == 0:
+            return None, []
+        seg = {}
+        for name in _RECORD_FIELDS:
+            value = getattr(rec, name)
+            seg[name] = np.full(t_idx.size, np.nan, np.float32) if value is None else np.asarray(value)[t_idx, i_idx]
+        seg["generation"] = np.full(t_idx.size, generation, np.int32)
+        self._segments.append((seg, np.ones(t_idx.size, bool)))
+        self._open.update(np.unique(seg["game_id"]).tolist())
 
-    def _finish(self, gid, rec, t, i):
-        moves = self._pending.pop(gid)
-        winner = int(rec.winner[t, i])
-        margin = float(rec.margin[t, i])
-        # Ownership targets: the final Tromp–Taylor owner of each point, for
-        # games played out (two passes or the move cap). A resigned game's
-        # final ownership is unknown: its rows get zeros and mask False.
-        final_own = None
+        fin_t, fin_i = np.nonzero(np.asarray(rec.finished) & np.asarray(rec.active))
+        if fin_t.size == 0:
+            return None, []
+        # Row-major (move, slot) order: the order the old loop finished games in.
+        order = np.lexsort((fin_i, fin_t))
+        fin_t, fin_i = fin_t[order], fin_i[order]
+        fin_gid = np.asarray(rec.game_id)[fin_t, fin_i]
+        self._open.difference_update(fin_gid.tolist())
+        return self._finish(rec, fin_t, fin_i, fin_gid)
+
+    def _gather(self, fin_gid):
+        """The finished games' records from every segment, oldest first; consumes them."""
+        parts, kept = [], []
+        for seg, alive in self._segments:
+            take = alive & np.isin(seg["game_id"], fin_gid)
+            if take.any():
+                parts.append({k: v[take] for k, v in seg.items()})
+                alive &= ~take
+            if alive.any():
+                kept.append((seg, alive))
+        self._segments = kept
+        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+    def _finish(self, rec, fin_t, fin_i, fin_gid):
+        a = self._gather(fin_gid)
+        # Each record's game, as its rank among the finished games; records
+        # sorted by that rank, stably, keep their move order within a game.
+        by_gid = np.argsort(fin_gid, kind="stable")
+        rank = by_gid[np.searchsorted(fin_gid[by_gid], a["game_id"])]
+        perm = np.argsort(rank, kind="stable")
+        a = {k: v[perm] for k, v in a.items()}
+        g = rank[perm]
+        n_games = fin_gid.size
+        starts = np.searchsorted(g, np.arange(n_games))
+        ends = np.append(starts[1:], g.size)
+
+        winner = np.asarray(rec.winner)[fin_t, fin_i].astype(np.int64)
+        margin = np.asarray(rec.margin)[fin_t, fin_i].astype(np.float64)
+        resigned = np.asarray(rec.resigned)[fin_t, fin_i].astype(bool)
+        p = a["to_play"].astype(np.int64)
+        mn = a["move_number"]
+
+        # Rows after each game's last blunder only (docs/design.md §6).
+        last_blunder = np.full(n_games, -1, np.int64)
+        np.maximum.at(last_blunder, g[a["blunder"]], mn[a["blunder"]])
+        keep = mn > last_blunder[g]
+
+        cols = {
+            "planes": a["planes"].astype(np.uint8),
+            "to_play": a["to_play"].astype(np.int8),
+            "policy": a["policy"].astype(np.float32),
+            "signed_komi": a["signed_komi"].astype(np.float32),
+            "z": ((winner[g] * p + 1) / 2.0).astype(np.float32),
+            "margin": (margin[g] * p).astype(np.float32),
+            "game_id": a["game_id"].astype(np.int32),
+            "move_number": mn.astype(np.int32),
+            "is_branch": a["is_branch"].astype(np.bool_),
+            "generation": a["generation"].astype(np.int32),
+        }
         if rec.final_ownership is not None:
-            final_own = np.asarray(rec.final_ownership[t, i], np.int8)
-            played_out = not bool(rec.resigned[t, i])
-            if not played_out:
-                final_own = np.zeros_like(final_own)
-        blunders = [m["move_number"] for m in moves if m["blunder"]]
-        last_blunder = max(blunders) if blunders else -1
-        out = []
-        for j, m in enumerate(moves):
-            if m["move_number"] <= last_blunder:
-                continue
-            p = m["to_play"]
-            opponent = {}
-            if self.opponent_policy:
-                # The next recorded position of this game is the one after
-                # m's move (one record per move, in order); none after the
-                # game's last move (passes, move cap, or a resignation).
-                following = moves[j + 1] if j + 1 < len(moves) else None
-                if following is not None and following["move_number"] == m["move_number"] + 1:
-                    opponent = {"opponent_policy": following["policy"]}
-                else:
-                    opponent = {"opponent_policy": np.zeros_like(m["policy"])}
-            out.append(
-                {
-                    "planes": m["planes"],
-                    "to_play": p,
-                    "policy": m["policy"],
-                    "signed_komi": m["signed_komi"],
-                    "z": (winner * p + 1) / 2.0,
-                    "margin": margin * p,
-                    "game_id": gid,
-                    "move_number": m["move_number"],
-                    "is_branch": m["is_branch"],
-                    "generation": m["generation"],
-                    **(
-                        {} if final_own is None else {"ownership": final_own * np.int8(p), "ownership_mask": played_out}
-                    ),
-                    **opponent,
-                }
+            # Ownership targets: the final Tromp–Taylor owner of each point,
+            # for games played out (two passes or the move cap). A resigned
+            # game's final ownership is unknown: zeros and mask False.
+            own = np.asarray(rec.final_ownership)[fin_t, fin_i].astype(np.int8)
+            own[resigned] = 0
+            cols["ownership"] = (own[g] * a["to_play"].astype(np.int8)[:, None]).astype(np.int8)
+            cols["ownership_mask"] = ~resigned[g]
+        if self.opponent_policy:
+            # The next recorded position of the same game, one move later, is
+            # the one after this move; none after a game's last move.
+            follows = (g[1:] == g[:-1]) & (mn[1:] == mn[:-1] + 1)
+            opp = np.zeros_like(cols["policy"])
+            opp[:-1][follows] = cols["policy"][1:][follows]
+            cols["opponent_policy"] = opp
+        rows = replay.TrainingRows(valid=np.ones(int(keep.sum()), np.bool_), **{k: v[keep] for k, v in cols.items()})
+
+        # The score estimate α + k_s of every position against the final
+        # Tromp–Taylor margin from its player's view (counted games only: a
+        # resigned game's margin is itself an estimate).
+        errors = np.abs(a["root_alpha"].astype(np.float64) + a["signed_komi"].astype(np.float64) - margin[g] * p)
+        kept_per_game = np.add.reduceat(keep.astype(np.int64), starts) if g.size else np.zeros(0, np.int64)
+        finished = []
+        for k in range(n_games):
+            lo, hi = starts[k], ends[k]
+            t, i = fin_t[k], fin_i[k]
+            counted = not resigned[k]
+            finished.append(
+                FinishedGame(
+                    game_id=int(fin_gid[k]),
+                    is_branch=bool(rec.is_branch[t, i]),
+                    komi=float(rec.komi[t, i]),
+                    winner=int(winner[k]),
+                    margin=float(margin[k]),
+                    resigned=bool(resigned[k]),
+                    may_resign=bool(rec.may_resign[t, i]),
+                    would_resign=int(rec.would_resign[t, i]),
+                    length=int(rec.length[t, i]),
+                    start_move=int(mn[lo]),
+                    actions=tuple(a["action"][lo:hi].tolist()),
+                    start_planes=a["planes"][lo],
+                    start_to_play=int(a["to_play"][lo]),
+                    blunder_move=int(last_blunder[k]),
+                    rows=int(kept_per_game[k]),
+                    score_errors=tuple(errors[lo:hi].tolist()) if counted else (),
+                    score_betas=tuple(a["root_beta"][lo:hi].astype(np.float64).tolist()) if counted else (),
+                )
             )
-        game = FinishedGame(
-            game_id=gid,
-            is_branch=bool(rec.is_branch[t, i]),
-            komi=float(rec.komi[t, i]),
-            winner=winner,
-            margin=margin,
-            resigned=bool(rec.resigned[t, i]),
-            may_resign=bool(rec.may_resign[t, i]),
-            would_resign=int(rec.would_resign[t, i]),
-            length=int(rec.length[t, i]),
-            start_move=moves[0]["move_number"],
-            actions=tuple(m["action"] for m in moves),
-            start_planes=moves[0]["planes"],
-            start_to_play=moves[0]["to_play"],
-            blunder_move=last_blunder,
-            rows=len(out),
-            # The score estimate α + k_s of every position against the final
-            # Tromp–Taylor margin from its player's view (counted games only:
-            # a resigned game's margin is itself an estimate).
-            score_errors=()
-            if bool(rec.resigned[t, i])
-            else tuple(abs(m["root_alpha"] + m["signed_komi"] - margin * m["to_play"]) for m in moves),
-            score_betas=() if bool(rec.resigned[t, i]) else tuple(m["root_beta"] for m in moves),
-        )
-        return game, out
-
-    def _to_rows(self, rows):
-        def col(name, dtype):
-            return np.asarray([r[name] for r in rows], dtype=dtype)
-
-        return replay.TrainingRows(
-            planes=np.stack([r["planes"] for r in rows]).astype(np.uint8),
-            to_play=col("to_play", np.int8),
-            policy=np.stack([r["policy"] for r in rows]).astype(np.float32),
-            signed_komi=col("signed_komi", np.float32),
-            z=col("z", np.float32),
-            margin=col("margin", np.float32),
-            game_id=col("game_id", np.int32),
-            move_number=col("move_number", np.int32),
-            is_branch=col("is_branch", np.bool_),
-            generation=col("generation", np.int32),
-            valid=np.ones(len(rows), np.bool_),
-            **(
-                {
-                    "ownership": np.stack([r["ownership"] for r in rows]).astype(np.int8),
-                    "ownership_mask": col("ownership_mask", np.bool_),
-                }
-                if all("ownership" in r for r in rows)
-                else {}
-            ),
-            **(
-                {"opponent_policy": np.stack([r["opponent_policy"] for r in rows]).astype(np.float32)}
-                if all("opponent_policy" in r for r in rows)
-                else {}
-            ),
-        )
+        return (rows if rows.num_rows else None), finished
 
     @property
     def pending_games(self) -> int:
-        return len(self._pending)
+        return len(self._open)
 
 
 def start_board(rules: go.GoRules, game: FinishedGame):

@@ -62,6 +62,7 @@ def test_selfplay_benchmark_ends_with_its_ratio(tmp_path):
             "--rounds=1",
             "--chunks=2",
             "--forward_passes=2",
+            "--check_pipeline=1",
             f"--json={result}",
         ]
     )
@@ -72,7 +73,10 @@ def test_selfplay_benchmark_ends_with_its_ratio(tmp_path):
     assert 0 < ratio < 1.5
     assert any("waiting for the device" in line and "host collection" in line for line in lines)
     assert any(line.startswith("compile: self-play chunk") for line in lines)
+    assert any(line.startswith("the search alone") and "self-play/search" in line for line in lines)
+    assert any(line.startswith("a real run, generation 0 of 1") for line in lines)
     data = json.loads(result.read_text())
+    assert data["pipeline_check"]["selfplay_evals_per_s"] > 0 and data["search_ratio"] > 0
     assert data["ratio"] == pytest.approx(ratio, abs=5e-4)
     # tiny.py: 8 slots, 4 simulations and no playout caps, so every move of
     # the 2 chunks of 4 moves costs 8 * (4 + 1) evaluations.

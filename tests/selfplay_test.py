@@ -586,9 +586,12 @@ def test_round_half_and_fair_komi():
 
 
 def test_fair_komi_has_no_negative_zero():
-    komi = selfplay.fair_komi(jnp.array([0.2, 0.2, -0.1]), jnp.array([1, -1, 1], jnp.int8))
-    np.testing.assert_array_equal(komi, [0.0, 0.0, 0.0])
-    assert not np.any(np.signbit(np.asarray(komi)))
+    for fair in (selfplay.fair_komi, jax.jit(selfplay.fair_komi), jax.jit(lambda a, p: selfplay.fair_komi(a, p, 81.0))):
+        komi = fair(jnp.array([0.2, 0.2, -0.1]), jnp.array([1, -1, 1], jnp.int8))
+        np.testing.assert_array_equal(komi, [0.0, 0.0, 0.0])
+        assert not np.any(np.signbit(np.asarray(komi)))  # -0.0 under jit too (XLA drops "+ 0.0")
+    sampled = jax.jit(lambda k: selfplay.sample_komi(k, 0.0, 100.0, 1.0, (64,), bound=25.0))(jax.random.PRNGKey(0))
+    assert np.all(np.asarray(sampled) == 0) and not np.any(np.signbit(np.asarray(sampled)))
 
 
 @pytest.mark.parametrize("alpha,beta,temperature", [(1.3, 0.4, 1.5), (-6.0, 2.0, 1.0)])
@@ -825,3 +828,27 @@ def test_opening_moves_are_drawn_from_the_chosen_policy(opening_policy):
     want = policy[[0, 6, 12, 18]] if opening_policy == "improved" else np.full(4, 0.25)
     np.testing.assert_allclose(freq, want, atol=0.03)
     assert np.bincount(np.asarray(action), minlength=a).sum() == n
+
+
+@pytest.mark.parametrize("alpha,beta", [(0.3, 0.008), (-70.0, 0.05), (2.0, 1.0)])
+def test_sample_komi_truncated_to_the_board(alpha, beta):
+    # Within [−N², N²] the truncated draw is the logistic conditioned on the
+    # range (inverse CDF between the ends); nothing falls outside.
+    n, bound = 200_000, 81.0
+    k = np.asarray(selfplay.sample_komi(jax.random.PRNGKey(3), alpha, beta, 1.0, (n,), bound=bound))
+    assert k.min() >= -bound and k.max() <= bound
+    np.testing.assert_array_equal(k * 2, np.round(k * 2))
+    cdf = lambda x: 1.0 / (1.0 + np.exp(-(x - alpha) * beta))
+    grid = np.arange(-bound, bound, 0.5)
+    lo, hi = cdf(-bound - 0.25), cdf(bound + 0.25)
+    model = (cdf(grid + 0.25) - lo) / (hi - lo)
+    empirical = np.searchsorted(np.sort(k), grid, side="right") / n
+    assert np.max(np.abs(empirical - model)) < 1.63 / np.sqrt(n)
+    if beta >= 1.0:  # the tails are negligible: the same draws as without a bound
+        free = np.asarray(selfplay.sample_komi(jax.random.PRNGKey(3), alpha, beta, 1.0, (n,)))
+        assert np.mean(free == k) > 0.999
+
+
+def test_fair_komi_is_clipped_to_the_board():
+    komi = selfplay.fair_komi(jnp.array([200.0, -200.0, 3.2]), jnp.array([1, 1, -1], jnp.int8), 81.0)
+    np.testing.assert_array_equal(komi, [81.0, -81.0, -3.0])

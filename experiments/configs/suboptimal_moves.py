@@ -1,0 +1,60 @@
+"""§4.4 of [SAI-9x9] (fewer point-losing moves once the game is won), on 7×7: SAI against the
+AlphaZero-style net.
+
+    python -m experiments.run --config=experiments/configs/suboptimal_moves.py
+    python -m experiments.run --config=experiments/configs/suboptimal_moves.py --config.play=True  # play again
+
+``experiments/suboptimal_moves.py`` with these settings: go7-S1 at λ = μ = 0
+and (1, 0) and go7-az (the winrate head) each play go7-W3, 120 games, the
+same match seed, so game i of each condition has the same opening and
+colours: every test is paired by game (wins over all games, the rest over
+the games both won; :func:`experiments.suboptimal_moves.paired_tests`).
+The judge of point-losing moves is ``scorer``: for new runs go7-base-S1,
+a net of another run (the first 7×7 config's; a GPU-trained 7×7 net when
+one exists). The shipped games were judged by go7-S2, generation 160 of
+the same run as go7-S1 (169), which judges go7-az too: the shipped
+verdicts rest on that judge (``--config.runs.main.scorer=zoo:go7-S2``
+plays them as shipped). The claim rests on one net per training
+method (go7-S1 and go7-az): a second seed of each needs GPU runs.
+Families: one per kind of test, over the three pairs.
+"""
+
+from experiments import run
+
+PAIRS = (("go7-S1[l=1,m=0]", "go7-az"), ("go7-S1", "go7-az"), ("go7-S1[l=1,m=0]", "go7-S1"))
+
+
+def _verdict(id_, claim, old_test, old_p, measure, condition="go7-S1[l=1,m=0]", baseline="go7-az"):
+    where = dict(run="main", condition=condition, baseline=baseline, measure=measure)
+    return dict(id=id_, claim=claim, old_test=old_test, old_p=old_p, basis="holm", where=where)
+
+
+def get_config():
+    c = run.claim_config("suboptimal_moves")
+    c.rebuild = ["--summarize_only", "--winrate_net=zoo:go7-az"]
+    c.match = dict(games=120, visits=128, gumbel_scale=0.0, opening_moves=2, komi=9.5, seed=0, board_size=7)
+    c.runs = dict(
+        main=dict(strong="zoo:go7-S1", agents=["0:0", "1:0"], winrate_net="zoo:go7-az", opponent="zoo:go7-W3",
+                  scorer="zoo:go7-base-S1", score_visits=128, head_to_head=100),
+    )  # fmt: skip
+    c.shipped = dict(main="experiments/results/go7_suboptimal2")
+    c.figures = dict(main=["suboptimal_moves.png"])
+    c.families = {
+        f"s44_{m}": dict(where=dict(run="main", measure=m), size=3)
+        for m in ("wins", "win_margin", "losing_moves", "won_with_none")
+    }
+    more = "SAI wins by more than the winrate-head program (§4.4)"
+    fewer = "SAI plays fewer point-losing moves once the game is won (§4.4)"
+    c.verdicts = [
+        _verdict("s44_margin", more, "Welch one-sided, S1 (1, 0) against go7-az, Holm over 3 rows", 1e-6, "win_margin"),
+        _verdict("s44_none", fewer, "Fisher one-sided, won games with none, Holm over 3 rows", 1e-6, "won_with_none"),
+        _verdict("s44_moves", fewer, "Mann–Whitney one-sided, moves per win, Holm over 3 rows", 1e-6, "losing_moves"),
+        _verdict("s44_strength", "the two programs are of similar strength (against W3)",
+                 "Fisher two-sided, win rates against W3, Holm over 3 rows", 1.0, "wins"),
+        _verdict("s44_lambda_margin", "λ = 1 adds points over λ = 0 (§4.4)",
+                 "Welch one-sided, S1 (1, 0) against S1 (0, 0), Holm over 3 rows", 7e-5, "win_margin",
+                 baseline="go7-S1"),
+        _verdict("s44_lambda_none", "λ = 1 halves the point-losing moves (§4.4)",
+                 "Fisher one-sided, won games with none, Holm over 3 rows", 3.4e-5, "won_with_none", baseline="go7-S1"),
+    ]  # fmt: skip
+    return c

@@ -1,0 +1,165 @@
+"""One runner for the papers' claims, driven by a config file.
+
+    python -m experiments.run --config=experiments/configs/<claim>.py [--config.<field>=<value> ...]
+
+A claim's config (``experiments/configs/<claim>.py``, an ml_collections
+ConfigDict like the training configs of ``configs/``) declares:
+
+* ``science``: the module of ``experiments/`` whose games and science the
+  claim uses (its ``main`` plays, its ``claim_tests`` tests);
+* ``match`` and ``runs``: the settings every run shares, and per run (a
+  set of cells: players, agents, komi or handicap, colours, openings) that
+  module's settings, typed; a list is a comma list;
+* ``families``: the test families, each the rows it holds and how many,
+  declared before any game is played (:mod:`experiments.paired`);
+* ``shipped``: per run, the results folder its shipped games are in;
+* ``verdicts``: the ledger's verdicts, each with the test it rested on and
+  the rows of ``paired_tests.csv`` it rests on now;
+* ``figures``: per run, the PNGs its folder must hold;
+* ``outdir``: ``experiments/results/<claim>/``.
+
+By default nothing is played: the tests come from the shipped games
+(``shipped``), ``<outdir>/paired_tests.csv`` gets every test with its family
+and Holm/BH within it (also without the games ended by the move cap), and
+``<outdir>/verdicts.csv`` each verdict's old and new p. With
+``--config.redraw=True`` the shipped folders' own tables and figures are
+rebuilt from their CSVs too (``rebuild``: the science module's flags for
+that). ``--config.play=True`` plays every run into ``<outdir>/<run>/``
+(resuming what is there) and tests those games instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+
+import ml_collections
+from absl import app
+from ml_collections import config_flags
+
+from experiments import common, paired
+
+
+def claim_config(science: str, **fields) -> ml_collections.ConfigDict:
+    """A claim's config (the module docstring): ``science``'s, results in ``experiments/results/<science>/``,
+    nothing played or redrawn, no runs compared, unless ``fields`` say otherwise."""
+    defaults = dict(outdir=f"experiments/results/{science}", play=False, redraw=False, compare=[], verdicts=[])
+    return ml_collections.ConfigDict({"science": science, **defaults, **fields})
+
+
+def science(config):
+    """The module of ``experiments/`` that the config names."""
+    return importlib.import_module(f"experiments.{config.science}")
+
+
+def argv(settings: Mapping) -> list[str]:
+    """A science module's command line from typed settings: ``--name=value``, lists comma-joined, True a bare flag."""
+    out = []
+    for name, value in settings.items():
+        if isinstance(value, bool):
+            out += [f"--{name}"] if value else []
+        elif isinstance(value, (list, tuple)):
+            out.append(f"--{name}=" + ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value))
+        else:
+            out.append(f"--{name}={value}")
+    return out
+
+
+def _main(module, args: Sequence[str]) -> None:
+    if module.main(list(args)) != 0:
+        raise RuntimeError(f"experiments.{module.__name__.split('.')[-1]} {' '.join(args)} failed")
+
+
+def play(config) -> dict[str, str]:
+    """Plays every run of the config into ``<outdir>/<run>/``; returns run -> folder."""
+    dirs = {name: os.path.join(config.outdir, name) for name in config.runs}
+    for name, folder in dirs.items():
+        _main(science(config), [*argv({**config.match, **config.runs[name]}), f"--outdir={folder}"])
+    return dirs
+
+
+def tests(config, dirs: Mapping[str, str]) -> list[dict]:
+    """Every paired test of the claim on the games in ``dirs``, with Holm/BH within the declared families."""
+    module = science(config)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy on nearly equal samples; the p stands
+        rows = module.claim_tests(dirs, config)
+    return paired.adjust(rows, paired.families(config.families), ("run", *module.TEST_KEYS))
+
+
+def verdict_rows(verdicts: Sequence[Mapping], rows: Sequence[dict]) -> list[dict]:
+    """Each verdict's old p beside the new: the rows it rests on, their smallest p on its basis (raw, Holm or
+    BH within their family) and raw, how many are below 0.05 then and now, and whether that changes."""
+    out = []
+    for v in verdicts:
+        sel = [r for r in rows if paired.Family("", v["where"], 0).holds(r)]
+        if not sel:
+            raise ValueError(f"verdict {v['id']}: no test matches {dict(v['where'])}")
+        basis = v["basis"]
+
+        def p(r, column="p"):
+            return float(r[column]) if basis == "p" else paired.adjusted(r, basis, column)
+
+        new, nocap = [p(r) for r in sel], [p(r, "p_nocap") for r in sel]
+        old = v.get("old_significant") or f"{int(v['old_p'] < 0.05)}/1"
+        now = f"{sum(x < 0.05 for x in new)}/{len(new)}"
+        out.append({
+            "id": v["id"],
+            "claim": v["claim"],
+            "basis": basis,
+            "old_test": v["old_test"],
+            "old_p": v.get("old_p", ""),
+            "old_below_005": old,
+            "new_test": "; ".join(dict.fromkeys(r["test"] for r in sel)),
+            "family": "; ".join(dict.fromkeys(r["family"] for r in sel)),
+            "new_raw_p": min(float(r["p"]) for r in sel),
+            "new_p": min(new),
+            "new_below_005": now,
+            "new_p_without_capped": min(nocap),
+            "new_below_005_without_capped": f"{sum(x < 0.05 for x in nocap)}/{len(nocap)}",
+            "changes": old != now,
+        })  # fmt: skip
+    return out
+
+
+def run(config) -> list[dict]:
+    """Plays (``config.play``) or reads the shipped games, writes paired_tests.csv (and verdicts.csv); returns
+    the test rows."""
+    if config.play:
+        dirs = play(config)
+    else:
+        dirs = dict(config.shipped)
+        if config.redraw:
+            for folder in dict.fromkeys(dirs.values()):
+                _main(science(config), [*config.rebuild, f"--outdir={folder}"])
+    rows = tests(config, dirs)
+    common.write_csv(os.path.join(config.outdir, "paired_tests.csv"), rows)
+    if not config.play and config.verdicts:
+        common.write_csv(os.path.join(config.outdir, "verdicts.csv"), verdict_rows(config.verdicts, rows))
+    missing = [os.path.join(dirs[name], f) for name, files in config.figures.items() for f in files
+               if not os.path.exists(os.path.join(dirs[name], f))]  # fmt: skip
+    if missing:
+        raise ValueError(f"figures not drawn: {', '.join(missing)}")
+    print(f"{len(rows)} tests, {sum(bool(r['family']) for r in rows)} in the declared families; wrote {config.outdir}")
+    return rows
+
+
+def main(args, config):
+    if len(args) > 1:
+        raise app.UsageError(f"unexpected arguments: {' '.join(args[1:])}")
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    try:
+        run(config.value)
+    except common.ERRORS as e:
+        common.error(__file__, e, exit_on_error=True)
+
+
+if __name__ == "__main__":  # the flag only here: the configs import this module again as experiments.run
+    _config = config_flags.DEFINE_config_file(
+        "config", None, "claim config (experiments/configs/*.py)", lock_config=True
+    )
+    app.run(lambda args: main(args, _config))

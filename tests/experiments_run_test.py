@@ -1,0 +1,109 @@
+"""experiments/run.py: every claim config at a tiny size (5×5, uniform players), and the shipped verdicts."""
+
+import os
+import shutil
+
+import pytest
+
+from experiments import common, run
+from saijax import config as config_lib
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLAIMS = ("score_targeting", "recovery", "suboptimal_moves")
+TINY_MATCH = dict(games=2, visits=2, board_size=5, seed=0)
+
+
+def _config(claim, outdir, **changes):
+    config = config_lib.load_config(os.path.join(REPO, "experiments", "configs", f"{claim}.py"))
+    with config.unlocked():
+        config.outdir = str(outdir)
+        for key, value in changes.items():
+            config[key] = value
+    return config
+
+
+def _tiny(claim, outdir):
+    """The claim's config played by uniform players on 5×5, two or four games a cell, its families resized."""
+    if claim == "score_targeting":
+        nets = dict(strong=["S=uniform"], weak=["W=uniform"], komi=0.5, openings="shared", resume=True)
+        runs = dict(main=dict(nets, figures=["5", "6"], fig5_agents=["1:1"], variable_agents=["1:0.5"],
+                              thresholds=[0.5]),
+                    v1000=dict(nets, figures=["5"], fig5_agents=["1:1"], visits=3))  # fmt: skip
+        sizes = dict(fig5_wins=4, fig5_win_margin=8, table1_wins=2, table1_win_margin=4, v1000_wins=2,
+                     v1000_win_margin=4, v1000_vs_128_wins=4, v1000_vs_128_margin=4)  # fmt: skip
+        config = _config(claim, outdir, match=dict(TINY_MATCH, opening_moves=2), runs=runs)
+    elif claim == "recovery":
+        runs = dict(main=dict(strong=["S=uniform", "T=uniform"], opponent="W=uniform", lambdas=[0.0, 0.5, 1.0],
+                              h1_komi=0.5, h1_maluses=[0.0], h2_maluses=[], score_visits=2))  # fmt: skip
+        sizes = dict(fig7_wins=2, fig7_margin=2, fig7_lambda1_wins=1)
+        config = _config(claim, outdir, match=dict(TINY_MATCH, opening_moves=2), runs=runs)
+    else:
+        runs = dict(main=dict(strong="S=uniform", agents=["0:0", "1:0"], winrate_net="A=uniform", opponent="W=uniform",
+                              scorer="random", score_visits=2, head_to_head=0, komi=0.5))  # fmt: skip
+        sizes = {}
+        config = _config(claim, outdir, match=dict(TINY_MATCH, opening_moves=0), runs=runs)
+    with config.unlocked():
+        config.play = True
+        for name, size in sizes.items():
+            config.families[name].size = size
+    return config
+
+
+@pytest.mark.parametrize("claim", CLAIMS)
+def test_every_config_plays_at_a_tiny_size(claim, tmp_path):
+    config = _tiny(claim, tmp_path)
+    rows = run.run(config)
+    assert os.path.exists(tmp_path / "paired_tests.csv") and not os.path.exists(tmp_path / "verdicts.csv")
+    for name, files in config.figures.items():
+        assert all(os.path.exists(tmp_path / name / f) for f in files)
+    assert {r["family"] for r in rows} - {""} == set(config.families)
+    assert all(r["p_holm"] == "" for r in rows if not r["family"])
+    if claim == "score_targeting":  # shared openings: the agents pair with λ = μ = 0 against W
+        tests = [r for r in rows if r["run"] == "main" and r["opponent"] == "W" and r["measure"] == "wins"]
+        assert {r["test"] for r in tests} == {"McNemar"}
+    with config.unlocked():
+        config.families[next(iter(config.families))].size += 1
+    with pytest.raises(ValueError, match="declare the family again before the games"):
+        run.run(config)  # resumed, nothing played: the tests alone are refused
+
+
+def test_the_configs_flags_parse_in_their_scripts():
+    for claim in CLAIMS:
+        config = _config(claim, "x")
+        for settings in config.runs.values():
+            args = run.science(config).parse_args([*run.argv({**config.match, **settings}), "--outdir=x"])
+            assert args.games == settings.get("games", config.match["games"])
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    out = {}
+    for claim in CLAIMS:
+        outdir = tmp_path_factory.mktemp(claim)
+        run.run(_config(claim, outdir))
+        out[claim] = {v["id"]: v for v in common.read_csv(outdir / "verdicts.csv")}
+        with (
+            open(outdir / "paired_tests.csv", encoding="utf-8") as f,
+            open(
+                os.path.join(REPO, "experiments", "results", claim, "paired_tests.csv"), encoding="utf-8"
+            ) as shipped_file,
+        ):
+            assert f.read() == shipped_file.read(), f"results/{claim}/paired_tests.csv is not what its config gives"
+    return out
+
+
+def test_the_shipped_verdicts_old_and_new(shipped):
+    st = shipped["score_targeting"]
+    assert float(st["v1000_itself_white"]["new_raw_p"]) == pytest.approx(67 / 2048)  # was Fisher 0.0048
+    changed = {k for claim in shipped.values() for k, v in claim.items() if v["changes"] == "True"}
+    assert changed == {"fig5_itself_11_black", "fig5_w1_105_black", "table1_loss"}
+    assert shipped["recovery"]["fig7_h1_05"]["new_below_005_without_capped"] == "0/1"
+    assert float(shipped["recovery"]["fig7_h1_05"]["new_p"]) == pytest.approx(0.0177, abs=1e-4)
+
+
+def test_redraw_rebuilds_the_shipped_figures_without_playing(tmp_path):
+    for name in ("games.csv", "conditions.csv", "fig7_summary.csv"):
+        shutil.copy(os.path.join(REPO, "experiments", "results", "go7_recovery2", name), tmp_path)
+    config = _config("recovery", tmp_path / "out", redraw=True, shipped=dict(main=str(tmp_path)), verdicts=[])
+    run.run(config)
+    assert (tmp_path / "fig7_recovery.png").exists() and (tmp_path / "out" / "paired_tests.csv").exists()
