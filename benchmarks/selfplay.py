@@ -11,19 +11,27 @@ self-play settings, ``selfplay.make_chunk_fn``, ``init_selfplay`` and a
 forward pass's compilation), plays one warm-up chunk, and then alternates
 ``--rounds`` rounds of
 
-* the forward pass alone: the same evaluator at the same precision, on the
-  self-play batch of device-resident positions (the slots' games),
-  ``--forward_passes`` passes inside one jitted loop (:class:`ForwardHarness`:
-  as inside a search, no pass pays a dispatch), the best of 3 timings;
-  evaluations/s = B / time per pass;
 * self-play: ``--chunks`` chunks through the pipeline's own loop
   (``pipeline.play_chunks``: each chunk dispatched before the previous
   one's records are collected on the host, by ``GameCollector.add_chunk``);
   evaluations are counted as the pipeline counts ``selfplay_evaluations``
   (a full search S + 1 per slot and move, a playout-capped one its own
-  simulations + 1).
+  simulations + 1);
+* the forward pass alone: the same evaluator at the same precision, on the
+  self-play batch of device-resident positions (the slots' games),
+  ``--forward_passes`` passes inside one jitted loop (:class:`ForwardHarness`:
+  as inside a search, no pass pays a dispatch), the loop run again and again
+  for as long as the round's self-play took; evaluations/s = B / time per pass;
+* the search alone (:class:`SearchHarness`), timed the same way, and the
+  same search with a network that costs nothing (:func:`null_evaluator`):
+  the share of the search's time that is tree work (selection, the Go step
+  of each simulation, the backward pass), not the network.
 
-The ratio self-play / forward is the median over the rounds, so a slow
+Every rate of a round averages over the same length of time: a best-of-3
+timing of a 0.1-second forward loop against one 10-second self-play timing
+would set the ceiling on the machine's fastest moment and the self-play on
+its average. The
+ratio self-play / forward is the median over the rounds, so a slow
 spell of a shared machine hits both sides of a round alike; the spread is
 printed with it, and the CPU-time ratio (this process's threads only), which
 on a shared machine is the steadier of the two. The forward pass is the
@@ -234,13 +242,18 @@ class ForwardHarness:
         jax.block_until_ready(run(*self._args))
         self.compile_seconds = time.perf_counter() - t
 
-    def time(self) -> tuple[float, float]:
-        t, c = time.perf_counter(), time.process_time()
-        jax.block_until_ready(self._run(*self._args))
-        return (time.perf_counter() - t) / self.passes, (time.process_time() - c) / self.passes
+    def time(self, seconds: float = 0.0) -> tuple[float, float]:
+        """(wall, CPU) seconds per pass, over as many calls of the loop as take
+        at least ``seconds`` (one call at 0)."""
+        t, c, calls = time.perf_counter(), time.process_time(), 0
+        while calls == 0 or time.perf_counter() - t < seconds:
+            jax.block_until_ready(self._run(*self._args))
+            calls += 1
+        return (time.perf_counter() - t) / (calls * self.passes), (time.process_time() - c) / (calls * self.passes)
 
     def rate(self, repeats: int = 3) -> float:
-        """Evaluations/s, the best of ``repeats`` timings."""
+        """Evaluations/s, the best of ``repeats`` single timings (for sweeps of
+        many batches, as ``benchmarks/gpu.py``'s; :func:`measure` times over a duration instead)."""
         return self.batch / min(self.time()[0] for _ in range(repeats))
 
 
@@ -253,7 +266,7 @@ class SearchHarness:
     the full-search probability as self-play's moves are. ``rate()`` is
     evaluations/s counted as self-play counts them."""
 
-    def __init__(self, bench: Bench, moves: int = 4):
+    def __init__(self, bench: Bench, moves: int = 4, evaluator: search.Evaluator | None = None):
         sp, s_cfg = bench.selfplay_config, bench.search_config
         self.batch, self.moves = sp.batch_size, int(moves)
         self.parts = [(1.0, s_cfg)]
@@ -263,7 +276,8 @@ class SearchHarness:
                 s_cfg, num_simulations=fast, max_num_considered_actions=min(s_cfg.max_num_considered_actions, fast)
             )
             self.parts = [(sp.full_search_prob, s_cfg), (1.0 - sp.full_search_prob, cheap)]
-        agent, rules, evaluator, batch = pipeline.selfplay_agent(bench.config), bench.rules, bench.evaluator, self.batch
+        agent, rules, batch = pipeline.selfplay_agent(bench.config), bench.rules, self.batch
+        evaluator = evaluator or bench.evaluator
 
         def make(cfg):
             @jax.jit
@@ -292,18 +306,31 @@ class SearchHarness:
             jax.block_until_ready(run(*self._args))
         self.compile_seconds = time.perf_counter() - t
 
-    def rate(self, repeats: int = 2) -> float:
-        """Evaluations/s (the best of ``repeats`` timings of each search)."""
-        seconds = evals = 0.0
+    def rate(self, seconds: float = 0.0) -> float:
+        """Evaluations/s, each search timed over as many calls as take at
+        least its weight's share of ``seconds`` (one call at 0)."""
+        per_move = evals = 0.0
         for weight, cfg, run in self._runs:
-            best = float("inf")
-            for _ in range(repeats):
-                t = time.perf_counter()
+            t, calls = time.perf_counter(), 0
+            while calls == 0 or time.perf_counter() - t < weight * seconds:
                 jax.block_until_ready(run(*self._args))
-                best = min(best, time.perf_counter() - t)
-            seconds += weight * best / self.moves
+                calls += 1
+            per_move += weight * (time.perf_counter() - t) / (calls * self.moves)
             evals += weight * self.batch * (cfg.num_simulations + 1)
-        return evals / seconds
+        return evals / per_move
+
+
+def null_evaluator(rules: go.GoRules) -> search.Evaluator:
+    """A network that costs nothing: flat policy logits, α = 0, β = 1 for every
+    position (kept data-dependent on the positions, so that nothing upstream
+    is dead code). The search with it is the search's tree work alone."""
+
+    def evaluate(params, states):
+        del params
+        zero = 0.0 * states.to_play.astype(jnp.float32)
+        return jnp.zeros((zero.shape[0], rules.num_points + 1), jnp.float32) + zero[:, None], zero, zero + 1.0
+
+    return evaluate
 
 
 def _write_generation(bench: Bench, directory: str, index: int) -> tuple[float, float, int]:
@@ -329,17 +356,22 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
     # The slots' games: device-resident positions of the self-play batch.
     forward = ForwardHarness(bench.evaluator, bench.variables, bench.sp_state.games, forward_passes)
     searching = SearchHarness(bench)
+    tree_only = SearchHarness(bench, evaluator=null_evaluator(bench.rules))
     batch = bench.selfplay_config.batch_size
     per_round = []
     with tempfile.TemporaryDirectory(prefix="selfplay_bench_") as scratch:
         for r in range(rounds):
-            # The best of 3 timings of the forward pass: the ceiling, not a slow spell.
-            fwd_wall, fwd_cpu = min(forward.time() for _ in range(3))
-            search_rate = searching.rate()
+            # Self-play first; then the forward pass and the search alone, each
+            # timed over as long as the self-play took, so that every rate of a
+            # round averages over the same length of a (possibly shared) machine.
             c, t = time.process_time(), time.perf_counter()
             loop = play(bench, chunks)
             sp_wall = time.perf_counter() - t
             sp_cpu = time.process_time() - c
+            fwd_wall, fwd_cpu = forward.time(sp_wall)
+            fwd_best = min(forward.time()[0] for _ in range(3))  # the ceiling as timed before (for comparison)
+            search_rate = searching.rate(sp_wall)
+            tree_rate = tree_only.rate(sp_wall / 4)  # a fraction of the time: it is over 10x faster
             full = loop.full_moves
             evals = evaluations(bench, chunks, full)
             t_replay, t_sgf, rows = _write_generation(bench, scratch, r)
@@ -349,7 +381,9 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
                 "selfplay_evals_per_s": sp_rate,
                 "ratio": sp_rate / fwd_rate,
                 "search_evals_per_s": search_rate,
+                "ratio_best_of_3": sp_rate / (batch / fwd_best),
                 "search_ratio": sp_rate / search_rate,
+                "tree_work_share": search_rate / tree_rate,
                 "cpu_ratio": (evals / sp_cpu) / (batch / fwd_cpu) if sp_cpu > 0 and fwd_cpu > 0 else float("nan"),
                 "selfplay_seconds": sp_wall,
                 "evaluations": evals,
@@ -380,12 +414,14 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
         "search_compile_seconds": searching.compile_seconds,
         "search_evals_per_s": median("search_evals_per_s"),
         "search_ratio": median("search_ratio"),
+        "tree_work_share": median("tree_work_share"),
         "forward_evals_per_s": median("forward_evals_per_s"),
         "selfplay_evals_per_s": median("selfplay_evals_per_s"),
         "ratio": float(np.median(ratios)),
         "ratio_min": float(ratios.min()),
         "ratio_max": float(ratios.max()),
         "cpu_ratio": median("cpu_ratio"),
+        "ratio_best_of_3": median("ratio_best_of_3"),
         "device_seconds_per_chunk": median("device_seconds_per_chunk"),
         "host_seconds_per_chunk": median("host_seconds_per_chunk"),
         "replay_seconds": median("replay_seconds"),
@@ -417,9 +453,11 @@ def summary_lines(bench: Bench, compiled: dict[str, float], result: dict[str, An
         f"the search alone (no move choice, board steps or records; compiled in "
         f"{result['search_compile_seconds']:.1f} s): {result['search_evals_per_s']:,.0f} evals/s, "
         f"self-play/search {result['search_ratio']:.3f}, search/forward "
-        f"{result['search_evals_per_s'] / result['forward_evals_per_s']:.3f}",
+        f"{result['search_evals_per_s'] / result['forward_evals_per_s']:.3f}; its tree work (the same search with "
+        f"a network that costs nothing) {result['tree_work_share']:.1%} of its time",
         f"ratio over the rounds: median {result['ratio']:.3f}, spread {result['ratio_min']:.3f}-"
-        f"{result['ratio_max']:.3f}; CPU-time ratio {result['cpu_ratio']:.3f}",
+        f"{result['ratio_max']:.3f}; CPU-time ratio {result['cpu_ratio']:.3f}; against the best of 3 single "
+        f"forward timings instead (this benchmark's ceiling before) {result['ratio_best_of_3']:.3f}",
         f"selfplay/forward ratio {result['ratio']:.3f}",
     ]
 

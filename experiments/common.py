@@ -22,15 +22,25 @@ notebooks in colab/ and by tests, whose ``main(argv)`` returns the exit code.
   stderr and exit code 2 (:func:`run_main`, :func:`error`).
 * **Resuming.** :func:`play_cells` plays the cells of an experiment into a
   games table, skipping the cells a previous run finished.
+* **SGFs.** A script writes one SGF per game under ``<outdir>/sgf/`` (not
+  in git); after a run :func:`run_main` packs them into
+  ``<outdir>/sgf.tar.xz`` (:func:`pack_sgfs`), which ships, and
+  :func:`sgf_bytes` reads a game's SGF from its file or, where that is
+  missing (a fresh checkout), from the archive.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import functools
+import io
 import json
+import lzma
 import math
 import os
+import pathlib
+import tarfile
 import time
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -64,6 +74,9 @@ __all__ = [
     "check_nets_flags",
     "nets_from_flags",
     "log_lines",
+    "SGF_ARCHIVE",
+    "pack_sgfs",
+    "sgf_bytes",
 ]
 
 DPI = 120  # every PNG of experiments/
@@ -310,13 +323,21 @@ def error(file: str, message: Any, *, exit_on_error: bool = False) -> int:
     return cli.report_error(f"{prog(file)}: error: {message}", 2, exit_now=exit_on_error)
 
 
-def run_main(file: str, body: Callable[[], Any], *, exit_on_error: bool = False, errors=ERRORS) -> int:
-    """Runs a script's ``body`` with the Agg backend; returns 0, or 2 after :func:`error` on ``errors``."""
+def run_main(
+    file: str, body: Callable[[], Any], *, exit_on_error: bool = False, errors=ERRORS, outdir: str | None = None
+) -> int:
+    """Runs a script's ``body`` with the Agg backend; returns 0, or 2 after :func:`error` on ``errors``.
+
+    With ``outdir``, a body that succeeded has its SGFs (``<outdir>/sgf/``)
+    packed into ``<outdir>/sgf.tar.xz`` (:func:`pack_sgfs`).
+    """
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
     try:
         body()
+        if outdir is not None:
+            pack_sgfs(outdir)
     except errors as e:
         return error(file, e, exit_on_error=exit_on_error)
     return 0
@@ -330,9 +351,10 @@ def run_script(
     *,
     exit_on_error: bool = False,
 ) -> int:
-    """A script's ``main``: parses ``argv`` and runs it under :func:`run_main`; returns the exit code."""
+    """A script's ``main``: parses ``argv`` and runs it under :func:`run_main` (its SGFs packed in ``args.outdir``);
+    returns the exit code."""
     args = parse_args(argv)
-    return run_main(file, lambda: run(args), exit_on_error=exit_on_error)
+    return run_main(file, lambda: run(args), exit_on_error=exit_on_error, outdir=args.outdir)
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
@@ -508,3 +530,77 @@ def nets_from_flags(args: argparse.Namespace) -> list[tuple[str, str, int | str]
 def log_lines(verbose: bool) -> Callable[[str], None] | None:
     """A match's per-game log: print with ``--verbose``, else nothing."""
     return (lambda line: print(line, flush=True)) if verbose else None
+
+
+# --------------------------------------------------------------------------
+# SGFs: written under <outdir>/sgf/, shipped as <outdir>/sgf.tar.xz.
+
+SGF_ARCHIVE = "sgf.tar.xz"
+
+
+def pack_sgfs(outdir: str | os.PathLike) -> str | None:
+    """Packs the SGFs under ``<outdir>/sgf/`` into ``<outdir>/sgf.tar.xz``; returns its path, None without SGFs.
+
+    The archive holds ``sgf/``'s files by their path below it, and keeps
+    the members of an earlier archive that are not on disk (a run resumed on
+    a fresh checkout). It is the same bytes for the same SGFs (sorted
+    members, no dates or owners), written aside and then renamed.
+    """
+    folder = os.path.join(os.fspath(outdir), "sgf")
+    path = os.path.join(os.fspath(outdir), SGF_ARCHIVE)
+    files = {
+        pathlib.Path(os.path.relpath(os.path.join(d, f), folder)).as_posix(): os.path.join(d, f)
+        for d, _, names in os.walk(folder)
+        for f in names
+        if f.endswith(".sgf")
+    }
+    if not files:
+        return None
+    members = dict(_archive_members(path)) if os.path.exists(path) else {}
+    for name, file in files.items():
+        with open(file, "rb") as f:
+            members[name] = f.read()
+    tmp = path + ".tmp"
+    with tarfile.open(tmp, "w:xz", format=tarfile.PAX_FORMAT) as tar:
+        for name in sorted(members):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(members[name]), 0o644
+            tar.addfile(info, io.BytesIO(members[name]))
+    os.replace(tmp, path)
+    return path
+
+
+def sgf_bytes(path: str | os.PathLike) -> bytes | None:
+    """The SGF at ``path``: the file, or where it is missing, its member of the run's archive; None if neither.
+
+    A path ``<outdir>/sgf/<rest>`` (a games table's ``sgf`` column) is
+    member ``<rest>`` of ``<outdir>/sgf.tar.xz`` (:func:`pack_sgfs`).
+    """
+    path = os.fspath(path)
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            return f.read()
+    parts = pathlib.PurePath(path).parts
+    below = [i for i, part in enumerate(parts[:-1]) if part == "sgf"]
+    if not below:
+        return None
+    archive = os.path.join(*parts[: below[-1]], SGF_ARCHIVE)
+    if not os.path.exists(archive):
+        return None
+    return _archive_members(archive).get("/".join(parts[below[-1] + 1 :]))
+
+
+def _archive_members(path: str) -> dict[str, bytes]:
+    """An SGF archive's members, name -> bytes (read once while the file is unchanged)."""
+    stat = os.stat(path)
+    return _read_archive(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_archive(path: str, mtime_ns: int, size: int) -> dict[str, bytes]:
+    del mtime_ns, size  # the cache's key: a rewritten archive is read again
+    try:
+        with tarfile.open(path, "r:xz") as tar:
+            return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    except (tarfile.TarError, lzma.LZMAError, EOFError, OSError) as e:
+        raise ValueError(f"{path}: not a readable SGF archive: {e}") from None

@@ -21,7 +21,7 @@ games from GNU Go's side only: its first k moves are drawn at random among
 the moves it rates (``top_moves``) at least half as high as its best.
 
 Outputs in ``--outdir``: ``games.csv`` (every game, the results table),
-``sgf/<net>-<colour>/`` (every game), ``summary.csv`` (net, generation,
+``sgf/<net>-<colour>/`` (every game; packed into ``sgf.tar.xz``), ``summary.csv`` (net, generation,
 colour, komi, games, wins, draws, win rate, 95% Wilson interval, mean
 margin from the net's side, GNU Go's count agreement, the number of
 distinct games and of games distinct up to the board's symmetries) and

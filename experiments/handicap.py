@@ -84,7 +84,8 @@ Outputs in ``--outdir``:
   (Fig. 3 games have handicap 0, Fig. 4 games handicap 1 or 2). A rerun
   resumes it: cells already played in full are kept (a cut-short cell is
   played again whole); ``--restart`` replays everything.
-* ``sgf/<strong>-<opponent>/``: one SGF per game (the distinct-game counts).
+* ``sgf/<strong>-<opponent>/``: one SGF per game (the distinct-game counts),
+  packed into ``sgf.tar.xz``.
 * ``conditions.csv``: the condition of every game, keyed by
   (black, white, komi, handicap): figure, strong net, opponent, the strong
   net's colour, malus, λ.
@@ -548,7 +549,7 @@ def main(argv=None, *, exit_on_error: bool = False) -> int:
             print(f"\n{fig}:")
             print(matches.format_table(rows))
 
-    return common.run_main(__file__, body, exit_on_error=exit_on_error)
+    return common.run_main(__file__, body, exit_on_error=exit_on_error, outdir=args.outdir)
 
 
 if __name__ == "__main__":

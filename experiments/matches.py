@@ -32,6 +32,7 @@ __all__ = [
     "WEAK",
     "SUMMARY_COLUMNS",
     "CONDITION_COLUMNS",
+    "NO_SGFS",
     "add_match_flags",
     "check_names",
     "Condition",
@@ -63,7 +64,9 @@ SUMMARY_COLUMNS = tuple(
 )
 # conditions.csv: the condition of the games with these (black, white, komi, handicap).
 CONDITION_COLUMNS = tuple("black white komi handicap figure strong opponent strong_colour malus lambda mu".split())
-_TEXT = ("figure", "strong", "opponent", "strong_colour")
+_TEXT = ("figure", "strong", "opponent", "strong_colour", "distinct_games")
+# The distinct-games cell of games whose SGFs are missing (older tables left it empty).
+NO_SGFS = "no SGFs"
 
 
 def add_match_flags(parser, *, plot_only: str, max_batch: bool = True) -> None:
@@ -288,16 +291,19 @@ def condition_rows(played: Sequence[Played], agents: dict[str, tuple[float, floa
 
 
 def distinct_count(games: Sequence[results.GameResult], board_size: int | None = None) -> int | str:
-    """The distinct games (same moves in the same order) among ``games``, read from their SGFs; "" without them."""
+    """The distinct games (same moves in the same order) among ``games``, read from their SGFs;
+    :data:`NO_SGFS` without them."""
     return distinct_sgf_games([g.sgf for g in games], board_size)
 
 
 def distinct_sgf_games(paths: Sequence[str | None], board_size: int | None = None, *, symmetric: bool = False):
     """The distinct games among the SGFs at ``paths`` (with ``symmetric``, up to the board's 8 symmetries);
-    "" if there are none or one is missing."""
-    if not paths or not all(p and os.path.exists(p) for p in paths):
-        return ""
-    records = [sgf.read_sgf(p, check=False) for p in paths]  # no replay: the arena wrote them
+    :data:`NO_SGFS` if there are none or one is missing. An SGF is read from its file or from its run's
+    archive (:func:`experiments.common.sgf_bytes`)."""
+    texts = [common.sgf_bytes(p) if p else None for p in paths]
+    if not texts or any(t is None for t in texts):
+        return NO_SGFS
+    records = [sgf.read_sgf(t, check=False) for t in texts]  # no replay: the arena wrote them
     return distinct_games([r.moves for r in records], board_size or records[0].size)[int(symmetric)]
 
 
@@ -380,8 +386,8 @@ def pooled_rows(rows: Sequence[dict], label: str) -> list[dict]:
                 "wilson_hi": round(hi, 4),
                 "mean_margin": round(sum(m * n for m, n in margins) / games, 2) if games else math.nan,
                 "mean_win_margin": round(sum(m * n for m, n in won) / sum(n for _, n in won), 2) if won else math.nan,
-                "distinct_games": ""
-                if any(r.get("distinct_games") in (None, "") for r in group)
+                "distinct_games": NO_SGFS
+                if any(r.get("distinct_games") in (None, "", NO_SGFS) for r in group)
                 else sum(int(r["distinct_games"]) for r in group),  # different nets: different games
             }
         )

@@ -161,10 +161,11 @@ def identical_pairs(games: Sequence) -> tuple[int, int]:
 
 
 def distinct(sgf_paths: Sequence[str | None], board_size: int | None = None) -> tuple[int | str, int | str]:
-    """(distinct games, distinct up to the board's 8 symmetries) from the SGFs; ("no SGFs", "no SGFs") without them."""
+    """(distinct games, distinct up to the board's 8 symmetries) from the SGFs, their files or their run's archive;
+    (:data:`experiments.matches.NO_SGFS`, the same) without them."""
     exact = matches.distinct_sgf_games(sgf_paths, board_size)
-    if exact == "":
-        return "no SGFs", "no SGFs"
+    if exact == matches.NO_SGFS:
+        return exact, exact
     return exact, matches.distinct_sgf_games(sgf_paths, board_size, symmetric=True)
 
 

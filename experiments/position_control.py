@@ -122,7 +122,8 @@ Outputs in ``--outdir``:
   the random opening moves, the start position's index and the first ply
   counted as the net's own, colour, komi, winner, the net's margin, its
   moves, unnatural moves, its mean distance to the opponent's last move, the
-  opponent's to the net's, the SGF path); a condition whose file exists is
+  opponent's to the net's, the net's precision, the opening and its id as
+  in :mod:`saijax.results`, the SGF path); a condition whose file exists is
   skipped, so a killed run resumes and shards with disjoint ``--methods``
   can share an outdir;
 * ``games.csv``: all conditions' game rows together;
@@ -186,7 +187,7 @@ START_ROUNDS = 8  # the most rounds of 2N games played to find N endgame starts
 GAME_COLUMNS = tuple(
     "condition method param opponent visits algorithm noise opening_moves start first_ply game net_colour komi "
     "winner net_result net_margin moves net_moves unnatural mean_distance distance_moves opponent_mean_distance "
-    "opponent_distance_moves sgf".split()
+    "opponent_distance_moves precision opening opening_id sgf".split()
 )
 SUMMARY_COLUMNS = tuple(
     "condition method param opponent visits algorithm noise opening_moves start games wins draws win_rate "
@@ -602,6 +603,9 @@ def game_row(
         "distance_moves": net.distance_moves,
         "opponent_mean_distance": round(theirs.mean_distance, 4),
         "opponent_distance_moves": theirs.distance_moves,
+        "precision": player.precision,
+        "opening": game.opening,
+        "opening_id": game.opening_id,
         "sgf": game.sgf,
     }
 

@@ -59,7 +59,7 @@ paper's rise from 5% to 12% would need.
 
 Outputs in ``--outdir``: ``games.csv`` (every game, the results table; the
 strong net is named ``<name>[l=λ,m=μ]`` for λ > 0; a rerun resumes it,
-``--restart`` replays everything), ``sgf/`` (one SGF per game),
+``--restart`` replays everything), ``sgf/`` (one SGF per game; packed into ``sgf.tar.xz``),
 ``conditions.csv`` (the condition of every game, keyed by (black, white,
 komi, handicap)), ``fig7_summary.csv`` (per strong net, λ, handicap and
 malus: komi, games, wins, draws, losses, win rate, 95% Wilson interval, the
@@ -435,7 +435,7 @@ def main(argv=None, *, exit_on_error: bool = False) -> int:
         print()
         print(matches.format_table(rows))
 
-    return common.run_main(__file__, body, exit_on_error=exit_on_error)
+    return common.run_main(__file__, body, exit_on_error=exit_on_error, outdir=args.outdir)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from absl import app
 from ml_collections import config_flags
 
 from experiments import common, paired
+from saijax import config as config_lib
 
 
 def claim_config(science: str, **fields) -> ml_collections.ConfigDict:
@@ -162,4 +163,4 @@ if __name__ == "__main__":  # the flag only here: the configs import this module
     _config = config_flags.DEFINE_config_file(
         "config", None, "claim config (experiments/configs/*.py)", lock_config=True
     )
-    app.run(lambda args: main(args, _config))
+    app.run(lambda args: main(args, _config), flags_parser=config_lib.parse_flags)

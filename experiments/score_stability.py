@@ -47,7 +47,7 @@ threshold 10% (the nets' self-play resigned at 5–10%), resign points from
 move N²/4 = 12 on.
 
 Outputs in ``--outdir``: ``games.csv`` (every game, a rerun resumes the
-opponents already played in full; ``--restart`` replays), ``sgf/``,
+opponents already played in full; ``--restart`` replays), ``sgf/`` (packed into ``sgf.tar.xz``),
 ``positions.csv`` (every window position: game, ply, offset from the resign
 point, estimator, estimate), ``resign_points.csv`` (per game: resign ply,
 the players' final margin, the reference margin), ``summary.csv`` (per
@@ -455,7 +455,7 @@ def plot(position_rows: list[dict], summary: list[dict], path: str) -> str:
 
 def main(argv=None, *, exit_on_error: bool = False) -> int:
     args = parse_args(argv)
-    return common.run_main(__file__, lambda: run(args), exit_on_error=exit_on_error)
+    return common.run_main(__file__, lambda: run(args), exit_on_error=exit_on_error, outdir=args.outdir)
 
 
 if __name__ == "__main__":

@@ -1193,7 +1193,7 @@ def main(argv=None, *, exit_on_error: bool = False) -> int:
             print(f"\nAgainst {args.compare_with} (pooled; Fisher and Welch two-sided, Holm in brackets):")
             print(format_compare(rows))
 
-    return common.run_main(__file__, body, exit_on_error=exit_on_error)
+    return common.run_main(__file__, body, exit_on_error=exit_on_error, outdir=args.outdir)
 
 
 if __name__ == "__main__":

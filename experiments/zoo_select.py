@@ -28,7 +28,8 @@ generations; here they are measured as the experiments play:
   their games).
 
 Outputs in ``--outdir``: ``games.csv`` (every game; a rerun resumes it),
-``sgf/`` (one SGF per game), ``calibration.csv`` (per candidate: generation, Elo gap, games, the strong
+``sgf/`` (one SGF per game; packed into ``sgf.tar.xz``), ``calibration.csv``
+(per candidate: generation, Elo gap, games, the strong
 nets' wins and rate with its interval, the target it was drawn for, and
 the distinct games) and ``selection.csv`` (the six nets: role, generation,
 Elo, measured rate). ``--export=DIR`` writes the six nets into the zoo
@@ -44,7 +45,7 @@ import os
 from collections.abc import Sequence
 
 from experiments import common, matches
-from saijax import results, sgf, stats, zoo
+from saijax import results, stats, zoo
 
 DEFAULT_TARGETS = "0.72,0.85,0.97"
 
@@ -110,8 +111,11 @@ def candidates(
     return out
 
 
-def calibration_rows(cands: list[dict], strong: list[dict], games: list[results.GameResult], board_size: int):
-    """Per candidate: the strong nets' pooled wins (draws ½) against it, rate, Wilson interval, distinct games."""
+def calibration_rows(
+    cands: list[dict], strong: list[dict], games: list[results.GameResult], board_size: int | None = None
+):
+    """Per candidate: the strong nets' pooled wins (draws ½) against it, rate, Wilson interval, distinct games
+    (from the SGFs, on their board size unless ``board_size``; :data:`experiments.matches.NO_SGFS` without them)."""
     strong_names = {f"gen{r['generation']}" for r in strong}
     rows = []
     for c in cands:
@@ -123,7 +127,7 @@ def calibration_rows(cands: list[dict], strong: list[dict], games: list[results.
             wins += results.summarize([g], other).overall.win_rate
         n = len(played)
         lo, hi = stats.wilson_interval(wins, n) if n else (float("nan"), float("nan"))
-        exact, _ = matches.distinct_games([sgf.read_sgf(g.sgf).moves for g in played], board_size) if n else (0, 0)
+        exact = matches.distinct_sgf_games([g.sgf for g in played], board_size) if n else 0
         rows.append(
             {
                 "generation": c["generation"],
@@ -245,8 +249,7 @@ def run(args) -> dict:
     print("strong:", ", ".join(f"gen{s['generation']} ({s['elo']:.0f})" for s in strong))
     print("candidates:", ", ".join(f"gen{c['generation']} (gap {c['elo_gap']:.0f}, for {c['target']})" for c in cands))
     games = play(args, strong, cands)
-    board_size = sgf.read_sgf(games[0].sgf).size if games else 7
-    calibration = calibration_rows(cands, strong, games, board_size)
+    calibration = calibration_rows(cands, strong, games)
     common.write_csv(os.path.join(args.outdir, "calibration.csv"), calibration, digits=4)
     weak = choose_weak(calibration, targets)
     selection = selection_rows(strong, weak)
@@ -297,7 +300,7 @@ def parse_args(argv=None):
 
 def main(argv=None, *, exit_on_error: bool = False) -> int:
     args = parse_args(argv)
-    return common.run_main(__file__, lambda: run(args), exit_on_error=exit_on_error)
+    return common.run_main(__file__, lambda: run(args), exit_on_error=exit_on_error, outdir=args.outdir)
 
 
 if __name__ == "__main__":

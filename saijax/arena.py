@@ -156,8 +156,9 @@ def play_match(
     # The colour to move at ply 0 of each group.
     first = [-1 if settings.handicaps()[idx[0]] >= 2 else 1 for idx in groups]
 
-    def names(i):
-        return (side_a.name, side_b.name) if a_black[i] else (side_b.name, side_a.name)
+    def sides(i):
+        """(Black, White) of game i."""
+        return (side_a, side_b) if a_black[i] else (side_b, side_a)
 
     def describe(name):
         return side_a.describe() if name == side_a.name else side_b.describe()
@@ -172,7 +173,8 @@ def play_match(
         rows = []
         for j in fresh:
             i = int(idx[j])
-            black, white = names(i)
+            black_player, white_player = sides(i)
+            black, white = black_player.name, white_player.name
             played = moves[i][moves[i] >= 0]
             resign_winner = int(winner[j])
             result = match.record_game(
@@ -181,6 +183,8 @@ def play_match(
                 rules=rules,
                 black=black,
                 white=white,
+                black_player=black_player,
+                white_player=white_player,
                 moves=played,
                 comments=[
                     match.move_comment(*stats[i, t])

@@ -33,11 +33,13 @@ import dataclasses
 import importlib.util
 import math
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import jax
 import ml_collections
+from absl import flags as absl_flags
 
 from saijax import go, networks, search
 
@@ -45,6 +47,7 @@ __all__ = [
     "KOMI_MODES",
     "LR_SCHEDULES",
     "OPTIMIZERS",
+    "parse_flags",
     "dirichlet_alpha",
     "effective_max_moves",
     "records_ownership",
@@ -509,3 +512,29 @@ def load_config(path: str | os.PathLike) -> ml_collections.ConfigDict:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.get_config()
+
+
+def parse_flags(argv):
+    """absl's flag parsing for a command with a ``--config`` file (``app.run(main, flags_parser=parse_flags)``),
+    but a bad ``--config.<field>`` override is one line on stderr (``error: unknown config field: Did you mean
+    ...``) and exit status 2, not a traceback."""
+    try:
+        return absl_flags.FLAGS(argv)
+    except (absl_flags.Error, AttributeError, KeyError, TypeError, ValueError) as e:
+        chain, cause = [], e
+        while cause is not None and len(chain) < 10:
+            is_key = isinstance(cause, KeyError) and cause.args
+            chain.append(str(cause.args[0]) if is_key else str(cause))
+            cause = cause.__cause__ or cause.__context__
+        hints = [m for m in chain if "Did you mean" in m]
+        field = chain[0].strip("'\" ")
+        overrides = [a.split("=")[0] for a in argv[1:] if a.startswith("--config.") and field in a.split("=")[0]]
+        if hints:
+            hint = " ".join(hints[0].replace("\\n", " ").split())
+            message = "unknown config field: " + hint[hint.find("Did you mean") :].rstrip("'\"")
+        elif overrides and field.isidentifier():  # no near name to suggest
+            message = f"unknown config field {field!r} in {overrides[0]}"
+        else:
+            message = " ".join(chain[0].split()) or repr(e)
+        sys.stderr.write(f"error: {message}\n")
+        sys.exit(2)

@@ -292,6 +292,8 @@ def play_gtp_match(
                 rules=rules,
                 black=black,
                 white=white,
+                black_player=player if net_colour == 1 else None,
+                white_player=None if net_colour == 1 else player,
                 moves=moves,
                 comments=comments,
                 passes=int(state.passes),

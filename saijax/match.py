@@ -42,6 +42,9 @@ Conventions:
   colours. Game i, ply t uses the
   key ``fold_in(fold_in(PRNGKey(seed), i), 2t)`` and its opening the key of
   its pair, so a game's moves do not depend on the other games in the batch.
+  The result row records the opening and a short id of it
+  (``GameResult.opening``, ``opening_id``) beside the players' visits,
+  Gumbel scale and precision.
 * **Start positions.** ``start_moves`` gives each game the moves that open
   it (after any handicap stones): chosen positions, e.g. the near-even
   endgame positions from which [PosCtl] §7 starts its Algorithm 1. They are
@@ -54,6 +57,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import math
 import os
 from collections.abc import Sequence
@@ -75,7 +79,9 @@ __all__ = [
     "game_keys",
     "margin_fn",
     "move_comment",
+    "opening_id",
     "opening_keys",
+    "player_settings",
     "random_move_fn",
     "record_game",
     "score_estimates",
@@ -339,6 +345,39 @@ def move_comment(alpha, beta, winrate, visits) -> str:
     return sgf.move_comment(alpha=float(alpha), beta=float(beta), winrate=winrate, visits=int(visits))
 
 
+def player_settings(black: players.Player | None, white: players.Player | None) -> dict[str, str]:
+    """The ``visits``, ``gumbel_scale`` and ``precision`` columns of a game (:mod:`saijax.results`).
+
+    Args:
+      black, white: the players; None for a GTP engine.
+
+    Returns:
+      Each column's value: the one both players share, else Black's and
+      White's joined by ``/``; ``-`` where it does not apply (an engine's
+      side, a search other than Gumbel's, a player without a network).
+    """
+
+    def own(p):
+        if p is None:
+            return {"visits": "-", "gumbel_scale": "-", "precision": "-"}
+        cfg = p.config
+        return {
+            "visits": str(cfg.num_simulations),
+            "gumbel_scale": f"{cfg.gumbel_scale:g}" if cfg.algorithm == "gumbel" else "-",
+            "precision": p.precision or "-",
+        }
+
+    b, w = own(black), own(white)
+    return {k: b[k] if b[k] == w[k] else f"{b[k]}/{w[k]}" for k in b}
+
+
+def opening_id(rules: go.GoRules, handicap: int, opening: str) -> str:
+    """A short, stable id of an opening (GTP vertices) on these rules after ``handicap`` stones; "" for none."""
+    if not opening:
+        return ""
+    return hashlib.sha1(f"{rules.size}x{rules.size} H{handicap}: {opening}".encode()).hexdigest()[:12]
+
+
 def _finite_or_none(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(float(x)) else float(x)
 
@@ -350,6 +389,8 @@ def record_game(
     rules: go.GoRules,
     black: str,
     white: str,
+    black_player: players.Player | None,
+    white_player: players.Player | None,
     moves: Sequence[int],
     comments: Sequence[str | None],
     passes: int,
@@ -363,8 +404,15 @@ def record_game(
     resign_estimate: float | None = None,
     resign_own_estimate: float | None = None,
 ) -> results.GameResult:
-    """A finished game's result row; writes its SGF (if ``settings.sgf_dir``)."""
+    """A finished game's result row; writes its SGF (if ``settings.sgf_dir``).
+
+    ``black_player`` and ``white_player`` are the players who searched (None:
+    a GTP engine); their settings fill the row's ``visits``, ``gumbel_scale``
+    and ``precision``. The opening is the plies before any player chose a
+    move: the start position's and the random opening moves.
+    """
     komi, handicap, seed = settings.komis()[game], settings.handicaps()[game], settings.seed
+    opening = " ".join(go.to_gtp(rules, int(a)) for a in moves[: max(settings.start_length(), settings.opening_moves)])
     winner, margin = results.winner_and_margin(count_margin, resign_winner, estimate)
     resigned = resign_winner != 0
     end = "resign" if resigned else ("passes" if passes >= 2 else "cap")
@@ -411,6 +459,9 @@ def record_game(
         resign_estimate=_finite_or_none(resign_estimate),
         resign_own_estimate=_finite_or_none(resign_own_estimate),
         seed=int(seed),
+        **player_settings(black_player, white_player),
+        opening=opening,
+        opening_id=opening_id(rules, handicap, opening),
     )
 
 

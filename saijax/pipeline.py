@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 import os
 import sys
 import threading
@@ -103,7 +104,12 @@ def selfplay_config(config) -> selfplay.SelfPlayConfig:
 
 
 class MetricsWriter:
-    """Per-generation metrics as JSONL (pandas-readable) and TensorBoard events."""
+    """Per-generation metrics as JSONL (pandas-readable) and TensorBoard events.
+
+    A metric that is undefined in a generation (e.g. ``score_error_sharp_late``
+    when no late position had β > 5) is NaN in the JSONL and left out of
+    TensorBoard, which would warn about it.
+    """
 
     def __init__(self, workdir: str):
         self.path = os.path.join(workdir, "metrics.jsonl")
@@ -126,7 +132,8 @@ class MetricsWriter:
             os.fsync(f.fileno())
         if self._tb is not None:
             for name, value in metrics.items():
-                if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool):
+                number = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
+                if number and math.isfinite(float(value)):
                     self._tb.add_scalar(name, float(value), generation)
             self._tb.flush()
 

@@ -85,6 +85,8 @@ class Player:
         biased net searches the same positions and its move is played when
         this player's search finds it acceptable; None plays normally.
         An online style is a search setting instead (``config.root_prior``).
+      precision: the network's compute precision in searches
+        (``networks.PRECISIONS``); "" for a player without a network.
     """
 
     name: str
@@ -98,6 +100,7 @@ class Player:
     generation: int | None = None
     control: control_lib.ControlConfig | None = None
     mixed: Any = None
+    precision: str = ""
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
@@ -146,6 +149,7 @@ class Player:
             net=net,
             description=description,
             generation=generation,
+            precision=precision,
         )
 
     @property
@@ -195,7 +199,7 @@ class Player:
         """
         if self.net is None:
             raise ValueError(f"player {self.name!r} has no network whose precision could change")
-        return self.replace(evaluator=_network_evaluator(self.net, precision))
+        return self.replace(evaluator=_network_evaluator(self.net, precision), precision=precision)
 
     def describe(self) -> str:
         """One line: name, search and agent."""

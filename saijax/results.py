@@ -31,13 +31,29 @@ Columns, in this order (:data:`COLUMNS`, the CSV header and the JSON keys):
   the resigning player's own search's estimate. Set at a resignation, and in
   matches that play resignations out (``MatchSettings.play_out``), where
   they validate the estimator against the final count; empty otherwise.
+* ``visits``, ``gumbel_scale``, ``precision``: how the players searched:
+  visits per move, the root's Gumbel noise scale (0: the search's best
+  move) and the network's compute precision (``float32``, ``bfloat16``).
+  One value when both players share it, else Black's and White's joined
+  by ``/`` (``1000/128``); ``-`` where it does not apply (a GTP engine's
+  side, a search other than Gumbel's, a player without a network).
+* ``opening``: the moves no player chose, as GTP vertices (``C3 D4``): a
+  start position's (``MatchSettings.start_moves``), then the random
+  opening moves; empty without them. ``opening_id``: a short hash of the
+  board size, the handicap and ``opening``, so games that start from the
+  same position share it (the two games of a colour pair, the same game
+  of two arms played with one seed); empty without an opening.
+
+Tables written before a column existed read it as empty.
 
 Format. The file name picks it: ``.csv`` (any case) is CSV with a header
 row, with empty cells for missing values; anything else (``.jsonl``,
 ``.ndjson``, ...) is one JSON object per line, with ``null`` for missing
 values. The table is append-only: each row is one ``write`` on a file opened
 for appending, then flushed, so concurrent or interrupted writers leave whole
-lines.
+lines. Appending to a CSV written with an older header (the columns up to
+``seed`` or ``resign_own_estimate``) first rewrites it, whole, with the
+current header and empty new cells; any other header is an error.
 
 Reading (:func:`read_results`) also accepts hand-written tables: only
 ``black``, ``white`` and ``winner`` are required, other columns may be absent
@@ -110,6 +126,12 @@ class GameResult:
       sgf: the SGF path, or "".
       game: the game's index in the match.
       seed: the match seed.
+      resign_ply, resign_estimate, resign_own_estimate: where the resign
+        rule first fired and the estimates there (module docstring).
+      visits, gumbel_scale, precision: the players' search settings, one
+        value or Black's/White's (module docstring); "" if unknown.
+      opening: the moves no player chose (GTP vertices, space-separated).
+      opening_id: the opening's short hash; "" without an opening.
     """
 
     black: str
@@ -130,6 +152,11 @@ class GameResult:
     resign_ply: int | None = None
     resign_estimate: float | None = None
     resign_own_estimate: float | None = None
+    visits: str = ""
+    gumbel_scale: str = ""
+    precision: str = ""
+    opening: str = ""
+    opening_id: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The row as a dict, keys in :data:`COLUMNS` order."""
@@ -194,8 +221,15 @@ _KINDS = {
     "resign_ply": int,
     "resign_estimate": float,
     "resign_own_estimate": float,
+    "visits": str,
+    "gumbel_scale": str,
+    "precision": str,
+    "opening": str,
+    "opening_id": str,
 }
 assert tuple(_KINDS) == COLUMNS
+# The headers of CSVs written by an older saijax, which appending migrates.
+_OLDER_HEADERS = tuple(COLUMNS[: COLUMNS.index(last) + 1] for last in ("seed", "resign_own_estimate"))
 
 
 def _coerce(name: str, kind: type, value: Any):
@@ -272,15 +306,17 @@ def append_results(path: str | os.PathLike, games: Iterable[GameResult]) -> None
 
     Each row is written with one ``write`` call on a file opened in append
     mode and flushed, so concurrent or interrupted writers leave whole lines.
-    A CSV gets a header when it is new or empty. Missing directories are
-    created.
+    A CSV gets a header when it is new or empty; one with an older header
+    (the module docstring) is first rewritten with the current one. Missing
+    directories are created.
 
     Args:
       path: the table.
       games: the rows to append.
 
     Raises:
-      ValueError: appending to a CSV whose header is not :data:`COLUMNS`.
+      ValueError: appending to a CSV whose header is neither :data:`COLUMNS`
+        nor an older one, or an older one with a row of another length.
     """
     path = os.fspath(path)
     rows = [r.to_dict() for r in games]
@@ -291,15 +327,16 @@ def append_results(path: str | os.PathLike, games: Iterable[GameResult]) -> None
         os.makedirs(parent, exist_ok=True)
     is_csv = _is_csv(path)
     columns = list(COLUMNS)
+    if is_csv and os.path.exists(path) and os.path.getsize(path):
+        with open(path, encoding="utf-8", newline="") as existing:
+            header = next(csv.reader(existing), None)
+        if tuple(header or ()) in _OLDER_HEADERS:
+            _migrate_csv(path, header)
+        elif header != columns:
+            raise ValueError(f"{path}: existing CSV header {header} differs from the results columns {columns}")
     with open(path, "a", encoding="utf-8", newline="") as f:
-        if is_csv:
-            if f.tell() == 0:
-                f.write(",".join(columns) + "\r\n")
-            else:
-                with open(path, encoding="utf-8", newline="") as existing:
-                    header = next(csv.reader(existing), None)
-                if header != columns:
-                    raise ValueError(f"{path}: existing CSV header {header} differs from the results columns {columns}")
+        if is_csv and f.tell() == 0:
+            f.write(",".join(columns) + "\r\n")
         for row in rows:
             if is_csv:
                 buf = io.StringIO()
@@ -309,6 +346,29 @@ def append_results(path: str | os.PathLike, games: Iterable[GameResult]) -> None
                 line = json.dumps(row, allow_nan=False) + "\n"
             f.write(line)
             f.flush()
+
+
+def _migrate_csv(path: str, header: list[str]) -> None:
+    """Rewrites a CSV of an older header with :data:`COLUMNS`, its cells as they were and the new ones empty.
+
+    Written aside and renamed over ``path``, so a failure leaves the table as it was.
+    """
+    tmp = path + ".migrating"
+    try:
+        with open(path, encoding="utf-8", newline="") as src, open(tmp, "w", encoding="utf-8", newline="") as dst:
+            reader, writer = csv.reader(src), csv.writer(dst)
+            next(reader)
+            writer.writerow(COLUMNS)
+            for row in reader:
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise ValueError(f"{path}:{reader.line_num}: {len(row)} cells, the header has {len(header)}")
+                writer.writerow(row + [""] * (len(COLUMNS) - len(header)))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 def _row(path: str, line_num: int, row: Any) -> GameResult:

@@ -11,7 +11,6 @@ or Open MPI, ``--multihost`` alone lets JAX find them (``saijax.distributed``).
 """
 
 import os
-import sys
 
 import jax
 from absl import app, flags, logging
@@ -37,26 +36,6 @@ _HEARTBEAT = flags.DEFINE_integer(
 )
 _PROGRESS = flags.DEFINE_bool("progress", True, "Show progress bars.")
 flags.mark_flags_as_required(["config", "workdir"])
-
-
-def _parse_flags(argv):
-    """absl's flag parsing, but a bad --config override is one clear line."""
-    try:
-        return flags.FLAGS(argv)
-    except (flags.Error, AttributeError, KeyError, TypeError, ValueError) as e:
-        chain, cause = [], e
-        while cause is not None and len(chain) < 10:
-            is_key = isinstance(cause, KeyError) and cause.args
-            chain.append(str(cause.args[0]) if is_key else str(cause))
-            cause = cause.__cause__ or cause.__context__
-        hints = [m for m in chain if "Did you mean" in m]
-        if hints:
-            hint = " ".join(hints[0].replace("\\n", " ").split())
-            message = "unknown config field: " + hint[hint.find("Did you mean") :].rstrip("'\"")
-        else:
-            message = " ".join(chain[0].split()) or repr(e)
-        sys.stderr.write(f"error: {message}\n")
-        sys.exit(2)
 
 
 # What the full run of a shipped config reached, for the final printout:
@@ -141,4 +120,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main, flags_parser=_parse_flags)
+    app.run(main, flags_parser=config_lib.parse_flags)

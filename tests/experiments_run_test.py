@@ -2,6 +2,8 @@
 
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -107,3 +109,24 @@ def test_redraw_rebuilds_the_shipped_figures_without_playing(tmp_path):
     config = _config("recovery", tmp_path / "out", redraw=True, shipped=dict(main=str(tmp_path)), verdicts=[])
     run.run(config)
     assert (tmp_path / "fig7_recovery.png").exists() and (tmp_path / "out" / "paired_tests.csv").exists()
+
+
+@pytest.mark.parametrize(
+    "override, expected",
+    [
+        ("--config.match.gamez=3", 'unknown config field: Did you mean "games" instead of "gamez"?'),
+        ("--config.nonesuch=3", "unknown config field 'nonesuch' in --config.nonesuch"),
+    ],
+)
+def test_an_unknown_config_field_is_one_line(override, expected):
+    """A bad override of a claim's config is one line naming the field, exit status 2, nothing written."""
+    result = subprocess.run(
+        [sys.executable, "-m", "experiments.run", "--config=experiments/configs/recovery.py", override],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == f"error: {expected}"
+    assert "Traceback" not in result.stderr

@@ -147,7 +147,7 @@ def test_handicap_and_recovery_run(tmp_path):
     _run("handicap", *argv)
     assert {"games.csv", "conditions.csv", "fig3_summary.csv", "fig4_summary.csv", "start_positions.csv",
             "maluses.csv", "fig3_tests.csv", "fig3_handicap_by_komi.png",
-            "fig4_handicap_by_stones.png"} <= set(_files(tmp_path / "h"))  # fmt: skip
+            "fig4_handicap_by_stones.png", "sgf.tar.xz"} <= set(_files(tmp_path / "h"))  # fmt: skip
     fig3 = common.read_csv(tmp_path / "h" / "fig3_summary.csv", text=("figure", "strong", "opponent", "strong_colour"))
     assert {r["opponent"] for r in fig3} == {"itself", "W"} and all(r["games"] in (1, 2) for r in fig3)
     chosen = common.read_csv(tmp_path / "h" / "maluses.csv", text=("opponent",))

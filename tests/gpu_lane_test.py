@@ -13,13 +13,16 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import types
 
+import jax
+import jax.numpy as jnp
 import pytest
 from conftest import REPO, TINY
 
 from saijax import config as config_lib
-from saijax import pipeline
+from saijax import go, pipeline
 
 BENCHMARKS = os.path.join(REPO, "benchmarks")
 SECTIONS = ["versions", "forward", "selfplay", "env", "anchor"]
@@ -73,16 +76,32 @@ def test_selfplay_benchmark_ends_with_its_ratio(tmp_path):
     assert 0 < ratio < 1.5
     assert any("waiting for the device" in line and "host collection" in line for line in lines)
     assert any(line.startswith("compile: self-play chunk") for line in lines)
-    assert any(line.startswith("the search alone") and "self-play/search" in line for line in lines)
+    search_line = next(line for line in lines if line.startswith("the search alone"))
+    assert "self-play/search" in search_line and "tree work" in search_line
     assert any(line.startswith("a real run, generation 0 of 1") for line in lines)
     data = json.loads(result.read_text())
     assert data["pipeline_check"]["selfplay_evals_per_s"] > 0 and data["search_ratio"] > 0
+    assert data["tree_work_share"] > 0  # near 1 for tiny.py, whose net costs little
     assert data["ratio"] == pytest.approx(ratio, abs=5e-4)
     # tiny.py: 8 slots, 4 simulations and no playout caps, so every move of
     # the 2 chunks of 4 moves costs 8 * (4 + 1) evaluations.
     (first,) = data["per_round"]
     assert first["evaluations"] == 2 * 4 * 8 * 5
     assert first["full_search_fraction"] == 1.0
+
+
+def test_forward_harness_times_over_the_duration_asked():
+    """measure() times the ceiling over as long as the self-play it is compared with."""
+    bench = _module("selfplay")
+    rules = go.GoRules(5)
+    states = jax.vmap(lambda k: go.init(rules, 7.5))(jnp.arange(4))
+    harness = bench.ForwardHarness(bench.null_evaluator(rules), None, states, passes=2)
+    start = time.perf_counter()
+    wall, cpu = harness.time(0.3)
+    assert time.perf_counter() - start >= 0.3
+    assert 0 < wall < 0.3 and cpu >= 0  # per pass, over many calls
+    logits, alpha, beta = bench.null_evaluator(rules)(None, states)
+    assert logits.shape == (4, 26) and float(alpha.sum()) == 0 and float(beta.min()) == 1
 
 
 def test_selfplay_benchmark_counts_evaluations_as_the_pipeline_does():

@@ -45,6 +45,11 @@ def test_game_against_gnugo_agrees_with_its_count(player, gnugo_path, tmp_path):
     games = gtp_match.play_gtp_match(player, gtp_match.gnugo_arena_argv(level=1), settings)
     assert [r.black for r in games] == ["random", "gnugo-l1"]
     assert [r.white for r in games] == ["gnugo-l1", "random"]
+    # The engine's side has no visits, Gumbel scale or precision.
+    assert [(r.visits, r.gumbel_scale, r.precision) for r in games] == [
+        (f"{VISITS}/-", "1/-", "float32/-"),
+        (f"-/{VISITS}", "-/1", "-/float32"),
+    ]
     # GNU Go may not resign and the net's resignation is off: every game is played out.
     assert not any(r.resigned for r in games)
     finished = [r for r in games if r.end == "passes" and not r.engine_dead]

@@ -13,6 +13,7 @@ import dataclasses
 import glob
 import hashlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -655,3 +656,17 @@ def test_final_report_explains_the_empty_board_and_quotes_the_shipped_go5_run():
         f"(generation {zoo_go5['generation']}): α_∅ {zoo_go5['alpha_empty']:+.2f}, β_∅ {zoo_go5['beta_empty']:.2f}"
         in report
     )
+
+
+def test_an_undefined_metric_is_nan_in_jsonl_and_left_out_of_tensorboard(tmp_path):
+    """A NaN metric (undefined this generation) is kept in metrics.jsonl and not sent to TensorBoard."""
+    tensorboardx = pytest.importorskip("tensorboardX")
+    del tensorboardx
+    writer = pipeline.MetricsWriter(str(tmp_path))
+    sent = []
+    writer._tb.add_scalar = lambda name, value, step: sent.append(name)
+    writer.write(3, {"loss": 0.5, "score_error_sharp_late": float("nan"), "ok": True, "first_move": "D2"})
+    writer.close()
+    assert sent == ["loss"]
+    line = json.loads(open(tmp_path / "metrics.jsonl").read())
+    assert line["generation"] == 3 and math.isnan(line["score_error_sharp_late"]) and line["loss"] == 0.5
