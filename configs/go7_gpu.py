@@ -16,11 +16,11 @@ chosen from what could be measured on the CPU (experiments/README.md,
 * Bigger than 3×32. The CPU run's 3×32 net, after 51.8 M evaluations, still
   loses whole groups against itself: its deterministic self-play from the
   random opening spreads by 29 points (sd; 34 at 256 visits with 2 random
-  moves), where β_∅ ≥ 2 needs about a point (go7_opening_spread/S1_*). The
+  moves), where β_∅ ≥ 2 needs about a point (opening_spread/S1_*). The
   zoo has no other 7×7 size to measure, and the 5×5 net (2×32, β_∅ 3.34,
   perfect against GNU Go as Black) spreads by 23 points too, nearly all of
   it whole-board ±25 swings after a random opening move gives the board
-  away (56 and 60 of 64 games, go5_opening_spread/), so the statistic does not
+  away (56 and 60 of 64 games, opening_spread/), so the statistic does not
   rank net sizes across boards: it says only that 3×32 is not sharp on 7×7.
   Three blocks already see the whole board (a receptive field of 15 points),
   so the extra capacity goes into width: 5.1 times the trunk's weights.

@@ -1,6 +1,7 @@
 """The 7×7 self-play ablation: variants of a config compared at equal self-play evaluations.
 
-    python experiments/ablation.py --arms base=runs/base,noise=runs/noise --outdir=experiments/results/go7_ablation
+    python -m experiments.run --config=experiments/configs/ablation.py  # the shipped round robin (--config.play=True)
+    python experiments/ablation.py --arms base=runs/base,noise=runs/noise --outdir=/tmp/ablation
 
 Each arm is a run of ``python -m saijax.train`` with one set of switches, all
 trained for about the same number of self-play network evaluations (the

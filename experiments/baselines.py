@@ -1,7 +1,8 @@
 """Equal-compute baselines: SAI vs Leela Zero Score vs AlphaZero, and SAI without branching.
 
-    python experiments/baselines.py --root=runs/baselines --outdir=experiments/results/go5_baselines
-    python experiments/baselines.py --stages=plot --outdir=experiments/results/go5_baselines   # redraw
+    python -m experiments.run --config=experiments/configs/baselines.py  # the shipped run (--config.play=True)
+    python experiments/baselines.py --root=runs/baselines --outdir=/tmp/baselines
+    python experiments/baselines.py --stages=plot --outdir=experiments/results/baselines/main   # redraw
 
 Seed 004 ([LZS], docs/design.md) reports that a net trained to maximise its
 score converges to a much weaker player than SAI; the SAI papers argue that

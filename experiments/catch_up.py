@@ -1,8 +1,8 @@
 """How many self-play evaluations does a run need to match a reference net?
 
     python experiments/catch_up.py --workdir=runs/ablation/rest --reference=zoo:base \\
-        --zoo_dir=experiments/results/go7_ablation/nets --generations=5,10,15,20 --games=200 \\
-        --outdir=experiments/results/go7_ablation/catch_up
+        --zoo_dir=experiments/results/ablation/main/nets --generations=5,10,15,20 --games=200 \\
+        --outdir=experiments/results/ablation/main/catch_up
 
 The ablation compares arms at equal evaluations; its other headline is the
 reverse: at how many evaluations does the better arm's run reach the
@@ -18,6 +18,12 @@ Outputs in ``--outdir``: ``games.csv``, ``summary.csv`` (generation,
 evaluations (M), games, wins, score with its Wilson interval, two-sided
 binomial p against ½) and ``catch_up.png`` (score against evaluations);
 the crossing is printed.
+
+A tool over one training run, not a claim with a config
+(``experiments/configs/``): it rates the kept checkpoints of ``--workdir``,
+which the repository does not ship, and its one shipped result is part of
+the ablation's claim (``results/ablation/main/catch_up/``, beside that
+claim's round robin).
 """
 
 from __future__ import annotations

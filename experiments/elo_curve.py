@@ -1,6 +1,7 @@
 """Fig. 2 of the SAI paper on a saijax run: Elo by generation, and α_∅ below it.
 
-    python experiments/elo_curve.py --workdir=runs/go7 --outdir=experiments/results/go7_elo
+    python -m experiments.run --config=experiments/configs/elo_curve.py  # the shipped curve (--config.play=True)
+    python experiments/elo_curve.py --workdir=runs/go7 --outdir=/tmp/go7_elo
 
 The SAI papers rate every network of a run by maximum likelihood over a
 graph of matches: each net against nets a few generations apart, and the

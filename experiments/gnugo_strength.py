@@ -1,7 +1,8 @@
 """Strength against GNU Go, played out: win rates by colour with Wilson intervals.
 
+    python -m experiments.run --config=experiments/configs/gnugo_strength.py  # the shipped runs (--config.play=True)
     python experiments/gnugo_strength.py --nets=zoo:go7-S1 --board_size=7 --level=10 \\
-        --games=20 --black_komi=8.5 --white_komi=9.5 --outdir=experiments/results/go7_gnugo
+        --games=20 --black_komi=8.5 --white_komi=9.5 --outdir=/tmp/gnugo
     python experiments/gnugo_strength.py --workdir=runs/go7 --every=4 ...   # every kept generation
 
 Each net plays GNU Go (``--level``, Chinese rules, positional superko,
@@ -26,6 +27,8 @@ colour, komi, games, wins, draws, win rate, 95% Wilson interval, mean
 margin from the net's side, GNU Go's count agreement, the number of
 distinct games and of games distinct up to the board's symmetries) and
 ``gnugo_strength.png`` (win rate by net and colour with intervals).
+``--plot_only`` redraws the PNG from ``--outdir``'s ``summary.csv`` (nothing
+played).
 """
 
 from __future__ import annotations
@@ -120,6 +123,13 @@ def plot(rows: list[dict], path: str, *, level: int, games: int) -> str:
     return common.save_figure(fig, path)
 
 
+def replot(outdir: str) -> str:
+    """Redraws ``gnugo_strength.png`` from ``outdir``'s ``summary.csv``; returns the PNG's path."""
+    rows = common.read_csv(os.path.join(outdir, "summary.csv"), text=("net", "colour"))
+    games = int(max(r["games"] for r in rows))
+    return plot(rows, os.path.join(outdir, "gnugo_strength.png"), level=int(rows[0]["level"]), games=games)
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     p = common.make_parser(__file__, __doc__, games=20, games_help="games per net and colour", visits=64)
     common.add_nets_flags(p)
@@ -136,13 +146,18 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="GNU Go's first this-many moves drawn at random among those it rates at least half its best "
         "(variety for a deterministic net; the net's moves stay its own)",
     )
+    p.add_argument("--plot_only", action="store_true", help="redraw the PNG from --outdir's summary.csv")
     args = p.parse_args(argv)
-    common.check_nets_flags(p, args)
+    if not args.plot_only:
+        common.check_nets_flags(p, args)
     return args
 
 
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
+    args = parse_args(argv)
+    if args.plot_only:  # a shipped folder's SGFs stay as they are: nothing is packed
+        return common.run_main(__file__, lambda: replot(args.outdir), exit_on_error=exit_on_error)
+    return common.run_main(__file__, lambda: run(args), exit_on_error=exit_on_error, outdir=args.outdir)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ Outputs in ``--outdir``: ``fair_komi.csv`` (net, generation, komi, Black's
 win rate, score lead, chosen move), ``summary.csv`` (per net: the win rates
 at the first two komis, their drop, and whether each of the three targets
 is met) and ``gtp_fair_komi.png`` (win rate against generation or net).
+``--plot_only`` redraws the PNG from ``summary.csv`` (at ``--komis``).
 """
 
 from __future__ import annotations
@@ -99,6 +100,13 @@ def run(args) -> list[dict]:
     komis = common.parse_list(args.komis, float)
     if len(komis) < 2:
         raise ValueError(f"--komis: give at least two komis, got {args.komis!r}")
+    if args.plot_only:
+        path = os.path.join(args.outdir, "summary.csv")
+        if not os.path.exists(path):
+            raise ValueError(f"--plot_only: {path} does not exist (run the experiment first)")
+        summary = common.read_csv(path, text=("net", "low_komi_target", "high_komi_target", "drop_target"))
+        plot(summary, komis, os.path.join(args.outdir, "gtp_fair_komi.png"))
+        return summary
     rows, summary = [], []
     for label, spec, generation in common.nets_from_flags(args):
         asked = ask(spec, komis, args)
@@ -122,8 +130,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--komis", default="8.5,9.5", help="Black's komis (the first two are compared)")
     p.add_argument("--visits", type=int, default=64, help="the engine's --visits")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per GTP command")
+    p.add_argument("--plot_only", action="store_true", help="redraw the PNG from --outdir's summary.csv")
     args = p.parse_args(argv)
-    common.check_nets_flags(p, args)
+    if not args.plot_only:
+        common.check_nets_flags(p, args)
     return args
 
 

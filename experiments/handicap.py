@@ -1,6 +1,7 @@
 """Handicap by komi and by stones: Figs. 3 and 4 of the SAI 9×9 paper, on 7×7.
 
-    python experiments/handicap.py --outdir=experiments/results/go7_handicap           # zoo nets, 7×7
+    python -m experiments.run --config=experiments/configs/handicap.py  # the shipped runs (--config.play=True)
+    python experiments/handicap.py --outdir=runs/handicap           # zoo nets, 7×7, the defaults
     python experiments/handicap.py --strong=S=runs/go7/checkpoints/150 \\
         --weak=W=runs/go7/checkpoints/20 --games=20 --visits=32 --outdir=/tmp/handicap
 

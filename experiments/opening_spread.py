@@ -1,7 +1,8 @@
 """How far apart self-play's results land: the margin spread that bounds β_∅.
 
+    python -m experiments.run --config=experiments/configs/opening_spread.py  # the shipped runs
     python experiments/opening_spread.py --net=zoo:go7-S1 --games=256 --visits=32 \\
-        --opening_policies=visits,improved --outdir=experiments/results/go7_opening_spread
+        --opening_policies=visits,improved --outdir=/tmp/opening_spread
 
 SAI's net learns β from game outcomes, so the β it can learn at a position
 is set by how much self-play's final margins from that position spread: if
@@ -29,7 +30,9 @@ and sd of the board margin, the β it implies, Black's win rate at komi
 ``tests.csv`` (two policies: Welch's t-test on the mean margins, Levene's
 test on their spreads) and ``opening_spread.png`` (the margin histograms). The search is the
 player flags' (``--visits``, Gumbel by default; its root noise is used on
-the random moves only).
+the random moves only). ``--plot_only`` rebuilds the summary, the tests and
+the PNG from ``games.csv`` (with the flags' ``--random_moves``, ``--visits``
+and ``--komi``).
 """
 
 from __future__ import annotations
@@ -86,24 +89,25 @@ def play_games(player, policy: str, args) -> list[selfplay.FinishedGame]:
     return sorted(games, key=lambda g: g.game_id)[: args.games]
 
 
-def summarise(policy: str, games: list[selfplay.FinishedGame], args) -> dict:
-    board = np.asarray([g.margin + g.komi for g in games], np.float64)  # Black's margin before komi
+def summarise(policy: str, board_margins: list[float], openings: list[tuple], args) -> dict:
+    """One policy's row of ``summary.csv``: Black's board margins (komi left out) and each game's random moves."""
+    board = np.asarray(board_margins, np.float64)
     sd = float(np.std(board, ddof=1)) if len(board) > 1 else math.nan
     row = {
         "opening_policy": policy,
-        "games": len(games),
+        "games": len(board),
         "random_moves": args.random_moves,
         "visits": args.visits,
         "komi": args.komi,
         "mean_board_margin": float(board.mean()),
         "sd_board_margin": sd,
         "implied_beta": math.pi / (math.sqrt(3.0) * sd) if sd > 0 else math.inf,
-        "distinct_openings": len({g.actions[: args.random_moves] for g in games}),
+        "distinct_openings": len(set(openings)),
     }
     for komi in (8.5, 9.5):
         wins = int(np.sum(board > komi))
-        lo, hi = stats.wilson_interval(wins, len(games))
-        row |= {f"black_wins_{komi:g}": wins, f"black_rate_{komi:g}": wins / len(games)}
+        lo, hi = stats.wilson_interval(wins, len(board))
+        row |= {f"black_wins_{komi:g}": wins, f"black_rate_{komi:g}": wins / len(board)}
         row |= {f"black_rate_{komi:g}_lo": lo, f"black_rate_{komi:g}_hi": hi}
     return row
 
@@ -133,6 +137,8 @@ def plot(games_rows: list[dict], path: str) -> str:
 
 
 def run(args) -> list[dict]:
+    if args.plot_only:
+        return plot_only(args)
     player = load_net(args.net, args.zoo_dir, common.player_options(args), args.board_size)
     summary, game_rows = [], []
     for policy in common.parse_list(args.opening_policies, str):
@@ -150,15 +156,25 @@ def run(args) -> list[dict]:
                     "opening": " ".join(go.to_gtp(go.GoRules(player.board_size), a) for a in g.actions[:8]),
                 }
             )
-        summary.append(summarise(policy, games, args))
-        r = summary[-1]
-        print(
-            f"{policy:>8s}: {r['games']} games, Black's board margin {r['mean_board_margin']:+.1f} "
-            f"± {r['sd_board_margin']:.1f} (implied β {r['implied_beta']:.2f}), "
-            f"Black wins at 8.5: {100 * r['black_rate_8.5']:.0f}%, at 9.5: {100 * r['black_rate_9.5']:.0f}%, "
-            f"{r['distinct_openings']} distinct openings",
-            flush=True,
-        )
+        summary.append(summarise(policy, [g.margin + g.komi for g in games],
+                                 [g.actions[: args.random_moves] for g in games], args))  # fmt: skip
+        _print_row(summary[-1])
+    common.write_csv(os.path.join(args.outdir, "games.csv"), game_rows)
+    return write_tables(game_rows, summary, args)
+
+
+def _print_row(r: dict) -> None:
+    print(
+        f"{r['opening_policy']:>8s}: {r['games']} games, Black's board margin {r['mean_board_margin']:+.1f} "
+        f"± {r['sd_board_margin']:.1f} (implied β {r['implied_beta']:.2f}), "
+        f"Black wins at 8.5: {100 * r['black_rate_8.5']:.0f}%, at 9.5: {100 * r['black_rate_9.5']:.0f}%, "
+        f"{r['distinct_openings']} distinct openings",
+        flush=True,
+    )
+
+
+def write_tables(game_rows: list[dict], summary: list[dict], args) -> list[dict]:
+    """Writes ``summary.csv``, ``tests.csv`` (two policies) and the PNG; returns the summary."""
     if len(summary) == 2:
         tests = compare(game_rows, *(r["opening_policy"] for r in summary))
         common.write_csv(os.path.join(args.outdir, "tests.csv"), [tests], digits=4)
@@ -166,21 +182,42 @@ def run(args) -> list[dict]:
             f"{tests['a']} vs {tests['b']}: mean margin Welch p = {tests['welch_p']:.3g}, "
             f"spread Levene p = {tests['levene_p']:.3g}"
         )
-    common.write_csv(os.path.join(args.outdir, "games.csv"), game_rows)
     common.write_csv(os.path.join(args.outdir, "summary.csv"), summary, digits=4)
     plot(game_rows, os.path.join(args.outdir, "opening_spread.png"))
     return summary
 
 
+def plot_only(args) -> list[dict]:
+    """Rebuilds ``summary.csv``, ``tests.csv`` and the PNG from ``--outdir``'s ``games.csv`` (its ``opening``
+    column holds the first 8 moves, so ``--random_moves`` up to 8), with the flags' random moves and visits."""
+    path = os.path.join(args.outdir, "games.csv")
+    if not os.path.exists(path):
+        raise ValueError(f"--plot_only: {path} does not exist (run the experiment first)")
+    if args.random_moves > 8:
+        raise ValueError(f"--plot_only: games.csv keeps 8 opening moves, not --random_moves={args.random_moves}")
+    game_rows = common.read_csv(path, text=("opening_policy", "opening"))
+    summary = []
+    for policy in dict.fromkeys(r["opening_policy"] for r in game_rows):
+        rows = [r for r in game_rows if r["opening_policy"] == policy]
+        openings = [tuple(r["opening"].split()[: args.random_moves]) for r in rows]
+        summary.append(summarise(policy, [float(r["board_margin"]) for r in rows], openings, args))
+        _print_row(summary[-1])
+    return write_tables(game_rows, summary, args)
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     p = common.make_parser(__file__, __doc__, games=128, games_help="games per opening policy", visits=32)
-    p.add_argument("--net", required=True, help="zoo:<name>, a checkpoint, or an entry of --zoo_dir")
+    p.add_argument("--net", default="", help="zoo:<name>, a checkpoint, or an entry of --zoo_dir (required)")
     p.add_argument("--zoo_dir", default="", help="a private zoo directory (e.g. an ablation's nets/)")
     p.add_argument("--opening_policies", default="visits,improved")
     p.add_argument("--random_moves", type=int, default=8, help="sampled opening moves (configs/go7.py: 8)")
     p.add_argument("--komi", type=float, default=9.5)
     p.add_argument("--batch", type=int, default=64, help="games in lockstep")
-    return p.parse_args(argv)
+    p.add_argument("--plot_only", action="store_true", help="rebuild the tables and PNG from --outdir's games.csv")
+    args = p.parse_args(argv)
+    if not args.net and not args.plot_only:
+        p.error("--net is required (unless --plot_only)")
+    return args
 
 
 def main(argv=None, *, exit_on_error: bool = False) -> int:

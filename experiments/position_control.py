@@ -1,6 +1,7 @@
 """Position control against GNU Go or a weaker net: win rate, margin and naturalness per method ([PosCtl] §5, §7).
 
-    python experiments/position_control.py --outdir=experiments/results/go7_position_control
+    python -m experiments.run --config=experiments/configs/position_control.py  # the shipped run (--config.play=True)
+    python experiments/position_control.py --outdir=runs/position_control   # against GNU Go, the defaults
     python experiments/position_control.py --net=zoo:go7-S1 --level=10 --games=16 --visits=128 \\
         --methods=none,naive,A,B,C:1,C:2.5,endgame:2,endgame:5 --outdir=/tmp/position_control
     python experiments/position_control.py --net=zoo:go7-S1 --opponent=zoo:go7-W3 --games=214 --visits=128 \\

@@ -217,7 +217,8 @@ def _wins_cell(r) -> str:
 # --------------------------------------------------------------------------
 # Figs. 5, 6 and Table 1 (experiments/configs/score_targeting.py).
 
-ST, ST_TESTS = "go7_score_targeting2", ("score_targeting", "paired_tests.csv")
+ST, ST_TESTS = "score_targeting/main", ("score_targeting", "paired_tests.csv")
+ST_V1 = "score_targeting/earlier/go7_score_targeting"  # the first round
 _FIG5_AGENTS = ((0, 0), (0.5, 0), (1, 0), (1, 0.5), (1, 1))
 _OPPONENTS = ("itself", "go7-W1", "go7-W3")
 
@@ -236,8 +237,8 @@ def _fig5(results: str, colour: str, run: str = ST, strong: str = "all", agents=
 
 table("fig5_white")(lambda results: _fig5(results, "white"))
 table("fig5_black")(lambda results: _fig5(results, "black"))
-table("fig5_v1_white")(lambda results: _fig5(results, "white", "go7_score_targeting", "go7-S1", ()))
-table("fig5_v1_black")(lambda results: _fig5(results, "black", "go7_score_targeting", "go7-S1", ()))
+table("fig5_v1_white")(lambda results: _fig5(results, "white", ST_V1, "go7-S1", ()))
+table("fig5_v1_black")(lambda results: _fig5(results, "black", ST_V1, "go7-S1", ()))
 
 
 def _wins_table(results: str, run: str, thresholds) -> str:
@@ -316,8 +317,8 @@ for _t in (0.5, 0.7):
 
 
 def _table1_v1(results: str, threshold: float, opponent: str) -> str:
-    """The first run's Table 1 (``go7_score_targeting``: go7-S1 alone, 40 games a row)."""
-    run = "go7_score_targeting"
+    """The first run's Table 1 (``ST_V1``: go7-S1 alone, 40 games a row)."""
+    run = ST_V1
     cells, body = _pick(_rows(results, run, "cells.csv"), strong="go7-S1", opponent=opponent), []
     for r in _pick(_rows(results, run, "table1.csv"), threshold=threshold, opponent=opponent):
         lam, mu, base = float(r["lambda"]), float(r["mu"]), r["d_win_rate"] == ""
@@ -361,7 +362,7 @@ _STYLES = (("player", "player", ""),
            ("lines 1–2, first 12 plies (Fisher p vs plain)", _share("opening_lines_1_2", "p_opening_lines")),
            ("lines 1–2, all moves (p)", _share("lines_1_2", "p_all_lines")),
            ("p (wins vs plain)", lambda r: r["p_wins"] and f"{float(r['p_wins']):#.2g}"))  # fmt: skip
-table("styles")(lambda results: _summary(results, ("go7_styles", "summary.csv"), _STYLES))
+table("styles")(lambda results: _summary(results, ("styles/main", "summary.csv"), _STYLES))
 
 
 # --------------------------------------------------------------------------
@@ -370,7 +371,7 @@ table("styles")(lambda results: _summary(results, ("go7_styles", "summary.csv"),
 
 def _malus(results: str, opponent: str) -> str:
     """Fig. 3's pooled rows against one opponent: win rates by malus, targets and Holm p against malus 0."""
-    run = "go7_handicap2"
+    run = "handicap/main"
     rows = _pick(_rows(results, run, "fig3_summary.csv"), strong="S1-S3", opponent=opponent)
     tests = _pick(_rows(results, run, "fig3_tests.csv"), strong="S1-S3", opponent=opponent)
     targets = _pick(_rows(results, run, "maluses.csv"), opponent=opponent)
@@ -424,13 +425,13 @@ def _grid(rows, columns) -> str:
 
 
 _HANDICAP = ("handicap", "komi", "malus", "lambda", "games", "rate", "margin", "win_margin")
-table("fig4_v1")(lambda results: _summary(results, ("go7_handicap", "fig4_summary.csv"), _HANDICAP))
-table("fig7_v1")(lambda results: _summary(results, ("go7_recovery", "fig7_summary.csv"), _HANDICAP))
+table("fig4_v1")(lambda results: _summary(results, ("handicap/earlier/go7_handicap", "fig4_summary.csv"), _HANDICAP))
+table("fig7_v1")(lambda results: _summary(results, ("recovery/earlier/go7_recovery", "fig7_summary.csv"), _HANDICAP))
 
 
 def _fig3_v1(results: str, colour: str) -> str:
     """The first run's Fig. 3 (go7-S1): win rate (and mean margin) by opponent and malus."""
-    rows = _pick(_rows(results, "go7_handicap", "fig3_summary.csv"), strong_colour=colour)
+    rows = _pick(_rows(results, "handicap/earlier/go7_handicap", "fig3_summary.csv"), strong_colour=colour)
     maluses = sorted({float(r["malus"]) for r in rows})
     body = []
     for opp in dict.fromkeys(r["opponent"] for r in rows):
@@ -443,8 +444,8 @@ def _fig3_v1(results: str, colour: str) -> str:
 
 @table("h2_w1_calibration")
 def _h2_w1_calibration(results: str) -> str:
-    """H2 against W1 by komi (``go7_handicap_w1``), S1–S3 pooled, a column per komi."""
-    rows = _pick(_rows(results, "go7_handicap_w1", "fig4_summary.csv"), strong="S1-S3")
+    """H2 against W1 by komi (``handicap/w1``), S1–S3 pooled, a column per komi."""
+    rows = _pick(_rows(results, "handicap/w1", "fig4_summary.csv"), strong="S1-S3")
     games = "/".join(dict.fromkeys(r["games"] for r in rows))
     return common.markdown_table(
         ("H2 komi", *(_num(r["komi"], "g") for r in rows)),
@@ -463,8 +464,8 @@ for _colour in ("white", "black", "both"):
 @table("ablation_pairings")
 def _ablation_pairings(results: str) -> str:
     """Each arm against every earlier one (``arms.csv``'s order), the later arm's wins first."""
-    arms = [r["arm"] for r in _rows(results, "go7_ablation", "arms.csv")]
-    pairs = {frozenset((r["first"], r["second"])): r for r in _rows(results, "go7_ablation", "pairings.csv")}
+    arms = [r["arm"] for r in _rows(results, "ablation/main", "arms.csv")]
+    pairs = {frozenset((r["first"], r["second"])): r for r in _rows(results, "ablation/main", "pairings.csv")}
     body = []
     for i, arm in enumerate(arms):
         for other in arms[:i]:
@@ -486,7 +487,7 @@ def _p4(p) -> str:
 
 
 def _fig7(results: str, handicap: int) -> str:
-    rows = _pick(_rows(results, "go7_recovery2", "fig7_summary.csv"), handicap=handicap, strong_colour="white")
+    rows = _pick(_rows(results, "recovery/main", "fig7_summary.csv"), handicap=handicap, strong_colour="white")
     body = []
     for strong in dict.fromkeys(r["strong"] for r in rows):
         sel = sorted(_pick(rows, strong=strong), key=lambda r: float(r["lambda"]))
@@ -532,8 +533,8 @@ _S44 = {
 
 @table("s44_summary")
 def _s44_summary(results: str) -> str:
-    games, body = _rows(results, "go7_suboptimal2", "games.csv"), []
-    for r in _rows(results, "go7_suboptimal2", "summary.csv"):
+    games, body = _rows(results, "suboptimal_moves/main", "games.csv"), []
+    for r in _rows(results, "suboptimal_moves/main", "summary.csv"):
         wins, none = int(r["wins"]), int(r["won_games_with_none"])
         won = stat_tables.point_losing_by_game(games, [], r["condition"])[1].values()
         by_colour = (statistics.fmean(w["margin"] for w in won if w["colour"] == c) for c in ("black", "white"))
@@ -551,7 +552,7 @@ def _s44_summary(results: str) -> str:
 @table("s44_tests")
 def _s44_tests(results: str) -> str:
     body = []
-    for r in _rows(results, "suboptimal_moves", "paired_tests.csv"):
+    for r in _pick(_rows(results, "suboptimal_moves", "paired_tests.csv"), run="main"):  # 7×7; go5's in the CSV
         names = (_S44.get(r["condition"], r["condition"]), _S44.get(r["baseline"], r["baseline"]), _S44[r["measure"]])
         body.append((*names, r["test"], r["n"], f"{_num(r['value'], '.2f')} vs {_num(r['base_value'], '.2f')}",
                      f"{r['up']} / {r['down']}", p_text(r["p"]), _adjusted(r)))  # fmt: skip
@@ -578,12 +579,15 @@ def _gnugo(results: str, paths, net=None, extra=lambda r: "") -> str:
 
 table("go5_gnugo")(
     lambda results: _gnugo(
-        results, [("go5_gnugo", "summary.csv")], extra=lambda r: f", mean margin {_num(r['mean_margin'], '+.1f')}"
+        results,
+        [("gnugo_strength/go5", "summary.csv")],
+        extra=lambda r: f", mean margin {_num(r['mean_margin'], '+.1f')}",
     )
 )
-table("go7_gnugo")(lambda results: _gnugo(results, [("go7_gnugo", f) for f in ("summary.csv", "summary_gen30.csv")],
+table("go7_gnugo")(lambda results: _gnugo(results, [("gnugo_strength/earlier/go7_gnugo", f)
+                                                    for f in ("summary.csv", "summary_gen30.csv")],
                                           lambda r: f"generation {r['generation']}"))  # fmt: skip
-table("ablation_gnugo")(lambda results: _gnugo(results, [("go7_ablation", "gnugo", "summary.csv")], lambda r: r["net"],
+table("ablation_gnugo")(lambda results: _gnugo(results, [("ablation/main", "gnugo", "summary.csv")], lambda r: r["net"],
                                                lambda r: f", {r['distinct_games']} distinct games"))  # fmt: skip
 
 _ELO = ("Elo [95%]", lambda r: f"{float(r['elo']):.0f} [{float(r['elo_lo']):.0f}, {float(r['elo_hi']):.0f}]")
@@ -650,9 +654,9 @@ def _go7_run_curve(results: str) -> str:
 @table("ablation_arms")
 def _ablation_arms(results: str) -> str:
     """Each arm (a seed-1 rerun after its seed 0), its last 10 generations, and its Elo; the best in bold."""
-    curves = _rows(results, "go7_ablation", "curves.csv")
-    order = [r["arm"] for r in _rows(results, "go7_ablation", "arms.csv")]
-    rows = sorted(_rows(results, "go7_ablation", "arms.csv"), key=lambda r: (order.index(r["arm"].removesuffix("_s1")),
+    curves = _rows(results, "ablation/main", "curves.csv")
+    order = [r["arm"] for r in _rows(results, "ablation/main", "arms.csv")]
+    rows = sorted(_rows(results, "ablation/main", "arms.csv"), key=lambda r: (order.index(r["arm"].removesuffix("_s1")),
                                                                                r["arm"]))  # fmt: skip
     best = max(rows, key=lambda r: float(r["elo"]))
 
@@ -680,7 +684,7 @@ def _ablation_arms(results: str) -> str:
         ("first move D4 from", settled), ("Elo [95%]", bold(elo))))  # fmt: skip
 
 
-table("ablation_catch_up")(lambda results: _summary(results, ("go7_ablation", "catch_up", "summary.csv"), (
+table("ablation_catch_up")(lambda results: _summary(results, ("ablation/main", "catch_up", "summary.csv"), (
     ("rest generation", "generation", ""), ("evaluations", lambda r: f"{float(r['evaluations_m']):.2f} M"),
     ("score against base [95%]", lambda r: "{:.0f}% [{:.0f}%, {:.0f}%]".format(
         *(100 * float(r[k]) for k in ("score", "score_lo", "score_hi")))),
@@ -704,9 +708,9 @@ def _spread(results: str, run: str, folders, columns) -> str:
 
 
 table("spread")(lambda results: _spread(
-    results, "go7_opening_spread", ("caps_r8_v32", "caps_r4_v32", "caps_r4_v128", "caps_r2_v32", "rest_r8_v32"),
+    results, "opening_spread", ("caps_r8_v32", "caps_r4_v32", "caps_r4_v128", "caps_r2_v32", "rest_r8_v32"),
     (("net", lambda r: r["folder"].split("_")[0]), *_SPREAD_HOW, *_SPREAD, _DISTINCT)))  # fmt: skip
-table("spread_s1")(lambda results: _spread(results, "go7_opening_spread", ("S1_r8_v64", "S1_r2_v256"), (
+table("spread_s1")(lambda results: _spread(results, "opening_spread", ("S1_r8_v64", "S1_r2_v256"), (
     ("net", lambda r: "go7-S1 (generation 169)"), *_SPREAD_HOW, *_SPREAD,
     ("Black wins at 9.5", _percent("black_rate_9.5", 0)), _DISTINCT)))  # fmt: skip
 
@@ -716,10 +720,10 @@ def _spread_go5(results: str) -> str:
     """5×5 (perfect play: Black by 25), with how many games end with the whole board either way."""
 
     def whole_board(r):
-        margins = [float(g["board_margin"]) for g in _rows(results, "go5_opening_spread", r["folder"], "games.csv")]
+        margins = [float(g["board_margin"]) for g in _rows(results, "opening_spread", r["folder"], "games.csv")]
         return f"{margins.count(25)} / {margins.count(-25)}"
 
-    return _spread(results, "go5_opening_spread", ("go5_r4_v64", "go5_r2_v64"), (
+    return _spread(results, "opening_spread", ("go5_r4_v64", "go5_r2_v64"), (
         ("net", lambda r: "go5 (2×32, generation 50)"), _SPREAD_HOW[0], _SPREAD_HOW[2], *_SPREAD,
         ("games ending +25 / −25", whole_board), _DISTINCT))  # fmt: skip
 
@@ -731,8 +735,8 @@ def _spread_go5(results: str) -> str:
 @table("fig4")
 def _fig4(results: str) -> str:
     """Pooled win rates by komi (highest first), a column per handicap, with each test's Holm p."""
-    rows = _pick(_rows(results, "go7_handicap2", "fig4_summary.csv"), strong="S1-S3")
-    tests = _pick(_rows(results, "go7_handicap2", "fig4_tests.csv"), strong="S1-S3")
+    rows = _pick(_rows(results, "handicap/main", "fig4_summary.csv"), strong="S1-S3")
+    tests = _pick(_rows(results, "handicap/main", "fig4_tests.csv"), strong="S1-S3")
     handicaps = list(dict.fromkeys(r["handicap"] for r in rows))
 
     def cell(komi, handicap):
@@ -762,7 +766,7 @@ def _position_control_w3(results: str) -> str:
                         "C:2.5@starts": "C, c = 2.5, from the starts (Leela+)",
                         "endgame:2@starts": "Algorithm 1, γ = 2, from the starts",
                         "endgame:5@starts": "Algorithm 1, γ = 5, from the starts (KataGo+)"}  # fmt: skip
-    return _summary(results, ("go7_position_control_w3", "summary.csv"), (
+    return _summary(results, ("position_control/main", "summary.csv"), (
         ("condition", lambda r: names[r["condition"]]), ("go7-S1's wins [95% Wilson]", lambda r: _tally(r, 1)),
         ("its margin, mean ± sd", _MARGIN),
         ("unnatural moves / game (share of its moves)",
@@ -774,7 +778,8 @@ def _position_control_w3(results: str) -> str:
             ("fewer unnatural than naive: Mann–Whitney p (Holm)", "p_fewer_unnatural_than_naive")))))  # fmt: skip
 
 
-table("position_control")(lambda results: _summary(results, ("go7_position_control", "summary.csv"), (
+_PC_V1 = ("position_control/earlier/go7_position_control", "summary.csv")
+table("position_control")(lambda results: _summary(results, _PC_V1, (
     ("condition", lambda r: _CONTROL.get(r["condition"], r["condition"].replace(":", ", γ = "))),
     ("net's win rate [95% Wilson]", _tally), ("net's margin (mean ± sd)", _MARGIN),
     ("unnatural moves / game", _unnatural), ("distance to GNU Go's last move", _pm("distance", "distance_ci", ".2f")),
@@ -798,8 +803,8 @@ def _score_stability(results: str) -> str:
         "median 400": "median, 400 visits",
         "median 1000": "median, 1,000 visits",
     }
-    tests = {r["estimator"]: r for r in _rows(results, "go7_score_stability", "tests.csv")}
-    rows = [tests.get(r["estimator"], {}) | r for r in _rows(results, "go7_score_stability", "summary.csv")]
+    tests = {r["estimator"]: r for r in _rows(results, "score_stability/main", "tests.csv")}
+    rows = [tests.get(r["estimator"], {}) | r for r in _rows(results, "score_stability/main", "summary.csv")]
     return _grid(rows, (
         ("estimator", lambda r: names[r["estimator"]]), ("games", "games", ""),
         ("neighbour change (mean, median)", lambda r: f"{float(r['neighbour_change']):.2f}, "
@@ -814,7 +819,8 @@ def _score_stability(results: str) -> str:
 
 _ESTIMATORS = {"scorer 1 visits": "scorer, 1 visit (≈ α_s + k)", "scorer 100 visits": "scorer, 100 visits",
                "scorer 400 visits": "scorer, 400 visits", "own search": "own move search (32 visits)"}  # fmt: skip
-table("score_estimation")(lambda results: _summary(results, ("go7_score_estimation", "summary.csv"), (
+table("score_estimation")(lambda results: _summary(results, ("score_stability/earlier/go7_score_estimation",
+                                                              "summary.csv"), (
     ("estimator", lambda r: _ESTIMATORS[r["estimator"]]), ("games", "games", ""),
     ("mean error (estimate − final, B−W)", "mean_error", "+.1f"), ("sd", "sd_error", ".1f"),
     (_ERRORS[0][0], _ci("mean_abs_error", "mae_ci_lo", "mae_ci_hi")),
@@ -845,13 +851,13 @@ def _fig5_losses(results: str) -> str:
 # §4.4's first rounds (experiments/suboptimal_moves.py).
 
 
-def _suboptimal(results: str, run: str, margins, tests=()) -> str:
+def _suboptimal(results: str, run: str, board: str, margins, tests=()) -> str:
     """``summary.csv``'s conditions, each with its ``won`` games (:func:`stat_tables.point_losing_by_game`)
-    and its row (if any) of ``reanalysis/suboptimal.csv``."""
+    and its row (if any) of ``reanalysis/suboptimal.csv`` (for ``board``, ``go7`` or ``go5``)."""
     games, moves = _rows(results, run, "games.csv"), _rows(results, run, "moves.csv")
     reanalysed = {(r["board"], r["condition"]): r for r in _rows(results, "reanalysis", "suboptimal.csv")
              if r["baseline"] == r["condition"].split("[")[0]}  # fmt: skip
-    rows = [reanalysed.get((run[:3], r["condition"]), {}) | r |
+    rows = [reanalysed.get((board, r["condition"]), {}) | r |
             {"won": list(stat_tables.point_losing_by_game(games, moves, r["condition"])[1].values())}
             for r in _rows(results, run, "summary.csv")]  # fmt: skip
     return _grid(rows, (("condition", lambda r: _S44[r["condition"]]),
@@ -872,11 +878,11 @@ def _as_white(r) -> str:
     return f"{statistics.fmean(margins):.1f} ({statistics.stdev(margins):.1f}), {len(margins)}"
 
 
-table("suboptimal_go7")(lambda results: _suboptimal(results, "go7_suboptimal", (
+table("suboptimal_go7")(lambda results: _suboptimal(results, "suboptimal_moves/earlier/go7_suboptimal", "go7", (
     ("mean winning margin (sd)", lambda r: f"{float(r['mean_win_margin']):.1f} ({float(r['sd_win_margin']):.1f})"),
     ("Welch one-sided p (margin > λ = 0)", lambda r: p_text(r.get("margin_p_welch_greater", "")))),
     [("Mann–Whitney one-sided p", lambda r: p_text(r.get("p_losing_moves_fewer", "")))]))  # fmt: skip
-table("suboptimal_go5")(lambda results: _suboptimal(results, "go5_suboptimal", (
+table("suboptimal_go5")(lambda results: _suboptimal(results, "suboptimal_moves/go5", "go5", (
     ("winning margin as White, mean (sd), wins", _as_white),)))  # fmt: skip
 
 
@@ -891,7 +897,7 @@ def _seeds(field: str, fmt: str = "", scale: float = 1.0):
 
 @table("go5_baselines")
 def _go5_baselines(results: str) -> str:
-    rows = _rows(results, "go5_baselines", "summary.csv")
+    rows = _rows(results, "baselines/main", "summary.csv")
     return _grid(rows, (
         ("arm", lambda r: r["arm"] + (" (gated)" if r["arm"] == "LZS" else "")),
         ("Elo at equal compute, seeds 0; 1", _seeds("equal_compute_elo_per_seed")),
@@ -908,7 +914,7 @@ def _go5_baselines(results: str) -> str:
 @table("go5_calibration")
 def _go5_calibration(results: str) -> str:
     """SAI's and NoBranch's score error and mean β by move, ± their standard errors."""
-    rows, arms = _rows(results, "go5_baselines", "calibration.csv"), ("SAI", "NoBranch")
+    rows, arms = _rows(results, "baselines/main", "calibration.csv"), ("SAI", "NoBranch")
     cells = (_pm("mean_abs_error", "error_se"), _pm("mean_beta", "beta_se", ".2f"))
     body = [(moves.replace("-", "–"), *(cell(_pick(rows, arm=a, moves=moves)[0]) for cell in cells for a in arms))
             for moves in dict.fromkeys(r["moves"] for r in rows)]  # fmt: skip

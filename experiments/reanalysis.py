@@ -28,12 +28,12 @@ summary. What changes against the scripts' own tests:
   the 5×5 baselines' two seeds per arm).
 
 Inputs (each table is skipped with a note when its files are missing):
-``go7_score_targeting/games.csv`` (Fig. 5, Table 1; ``cells.csv`` is checked
-against it), ``go7_handicap/fig3_summary.csv`` and ``fig4_summary.csv``,
-``go7_recovery/fig7_summary.csv`` with ``conditions.csv`` and ``games.csv``
-(margins), ``go7_suboptimal`` and ``go5_suboptimal`` (``games.csv``,
-``moves.csv``), ``go5_baselines/summary.csv``, ``go7_styles/summary.csv``,
-``go7_position_control/summary.csv``, ``go7b/h2h_vs_S1.csv``.
+``score_targeting/earlier/go7_score_targeting/games.csv`` (Fig. 5, Table 1; ``cells.csv`` is checked
+against it), ``handicap/earlier/go7_handicap/fig3_summary.csv`` and ``fig4_summary.csv``,
+``recovery/earlier/go7_recovery/fig7_summary.csv`` with ``conditions.csv`` and ``games.csv``
+(margins), ``suboptimal_moves/earlier/go7_suboptimal`` and ``suboptimal_moves/go5`` (``games.csv``,
+``moves.csv``), ``baselines/main/summary.csv``, ``styles/main/summary.csv``,
+``position_control/earlier/go7_position_control/summary.csv``, ``go7b/h2h_vs_S1.csv``.
 
 Outputs: ``fig5_score_targeting.csv``, ``table1_variable_agents.csv``,
 ``fig3_handicap.csv``, ``fig4_handicap.csv``, ``fig7_recovery.csv``,
@@ -41,6 +41,12 @@ Outputs: ``fig5_score_targeting.csv``, ``table1_variable_agents.csv``,
 ``position_control.csv``, ``head_to_head.csv``, ``power.csv``. Uses
 ``experiments/common.py`` for the flags, CSV reading and writing and the
 one-line error exit.
+
+A tool over the shipped results, not a claim with a config
+(``experiments/configs/``): it plays nothing and claims nothing of its own;
+it re-tests other claims' shipped tables (the folders above, most in
+``results/<claim>/earlier/`` and the training runs' folders); its
+output keeps its folder, ``results/reanalysis/``.
 """
 
 from __future__ import annotations
@@ -131,11 +137,11 @@ def check_cells(cells: dict, cells_csv: list[dict] | None) -> list[str]:
 
 
 def score_targeting(results_dir: str) -> tuple[list[dict], list[dict], list[str]] | None:
-    games = _read(results_dir, "go7_score_targeting", "games.csv")
+    games = _read(results_dir, "score_targeting/earlier/go7_score_targeting", "games.csv")
     if games is None:
         return None
     cells = score_targeting_cells(games)
-    notes = check_cells(cells, _read(results_dir, "go7_score_targeting", "cells.csv"))
+    notes = check_cells(cells, _read(results_dir, "score_targeting/earlier/go7_score_targeting", "cells.csv"))
     fig5, table1 = [], []
     for key in sorted(cells):
         threshold, opponent, colour, lam, mu = key
@@ -199,7 +205,7 @@ def _summary_rows(rows: list[dict]) -> list[dict]:
 
 
 def handicap_fig3(results_dir: str) -> list[dict] | None:
-    rows = _read(results_dir, "go7_handicap", "fig3_summary.csv")
+    rows = _read(results_dir, "handicap/earlier/go7_handicap", "fig3_summary.csv")
     if rows is None:
         return None
     rows = _summary_rows(rows)
@@ -236,7 +242,7 @@ def handicap_fig3(results_dir: str) -> list[dict] | None:
 
 
 def handicap_fig4(results_dir: str) -> list[dict] | None:
-    rows = _read(results_dir, "go7_handicap", "fig4_summary.csv")
+    rows = _read(results_dir, "handicap/earlier/go7_handicap", "fig4_summary.csv")
     if rows is None or not rows:
         return None
     rows = _summary_rows(rows)
@@ -272,12 +278,12 @@ def _condition_margins(results_dir: str, subdir: str) -> dict:
 
 
 def recovery_fig7(results_dir: str) -> list[dict] | None:
-    rows = _read(results_dir, "go7_recovery", "fig7_summary.csv")
+    rows = _read(results_dir, "recovery/earlier/go7_recovery", "fig7_summary.csv")
     if rows is None:
         return None
     rows = _summary_rows(rows)
-    margins = _condition_margins(results_dir, "go7_recovery")
-    conditions = _read(results_dir, "go7_recovery", "conditions.csv") or []
+    margins = _condition_margins(results_dir, "recovery/earlier/go7_recovery")
+    conditions = _read(results_dir, "recovery/earlier/go7_recovery", "conditions.csv") or []
     strong_of = {(float(c["lambda"]), float(c["komi"]), int(float(c["handicap"]))): c["strong"] for c in conditions}
     by = {(float(r["lambda"]), float(r["komi"]), int(float(r["handicap"]))): r for r in rows}
     out = []
@@ -304,7 +310,7 @@ def _suboptimal(results_dir: str, subdir: str, comparisons, white_only: bool) ->
         return []
     moves = _read(results_dir, subdir, "moves.csv") or []
     names = {g["condition"] for g in games}
-    head = {"board": subdir.split("_")[0], "margins": "wins as White" if white_only else "all wins"}
+    head = {"board": os.path.basename(subdir).split("_")[0], "margins": "wins as White" if white_only else "all wins"}
     return [
         {**head, **compare_point_losing(games, moves, cond, ref, white_only=white_only)}
         for cond, ref in comparisons
@@ -313,10 +319,12 @@ def _suboptimal(results_dir: str, subdir: str, comparisons, white_only: bool) ->
 
 
 def suboptimal(results_dir: str) -> list[dict] | None:
-    rows = _suboptimal(results_dir, "go7_suboptimal", [("go7-S1[l=1,m=0]", "go7-S1")], white_only=False)
+    rows = _suboptimal(
+        results_dir, "suboptimal_moves/earlier/go7_suboptimal", [("go7-S1[l=1,m=0]", "go7-S1")], white_only=False
+    )
     rows += _suboptimal(
         results_dir,
-        "go5_suboptimal",
+        "suboptimal_moves/go5",
         [("go5-sai[l=1,m=0]", "go5-az"), ("go5-sai", "go5-az"), ("go5-sai[l=1,m=0]", "go5-sai")],
         white_only=True,
     )
@@ -335,7 +343,7 @@ def _record(text: str) -> tuple[int, int]:
 
 
 def baselines(results_dir: str) -> tuple[list[dict], list[dict]] | None:
-    rows = _read(results_dir, "go5_baselines", "summary.csv")
+    rows = _read(results_dir, "baselines/main", "summary.csv")
     if rows is None:
         return None
     arms = {r["arm"]: r for r in rows}
@@ -416,7 +424,7 @@ def head_to_head(results_dir: str, fig3: list[dict] | None, fig5_games: dict | N
         )
     if fig3 is not None and fig5_games is not None:
         base = fig5_games.get((0.0, "go7-W1", "white")), fig5_games.get((0.0, "go7-W1", "black"))
-        rows = _read(results_dir, "go7_handicap", "fig3_summary.csv") or []
+        rows = _read(results_dir, "handicap/earlier/go7_handicap", "fig3_summary.csv") or []
         h = [r for r in rows if r["opponent"] == "go7-W1" and r["strong_colour"] == "both" and float(r["malus"]) == 0]
         if all(base) and h:
             w1, n1 = sum(b["wins"] for b in base), sum(b["games"] for b in base)
@@ -584,13 +592,13 @@ def analyse(results_dir: str) -> tuple[dict[str, list[dict]], list[str]]:
     st = score_targeting(results_dir)
     fig5_cells = None
     if st is None:
-        notes.append("go7_score_targeting/games.csv missing: Fig. 5 and Table 1 skipped")
+        notes.append("score_targeting/earlier/go7_score_targeting/games.csv missing: Fig. 5 and Table 1 skipped")
     else:
         fig5, table1, problems = st
         tables["fig5_score_targeting"], tables["table1_variable_agents"] = fig5, table1
         notes += problems
         power += score_targeting_power(fig5)
-        games = _read(results_dir, "go7_score_targeting", "games.csv")
+        games = _read(results_dir, "score_targeting/earlier/go7_score_targeting", "games.csv")
         cells = score_targeting_cells(games)
         fig5_cells = {(k[0], k[1], k[2]): v for k, v in cells.items() if k[3] == 0 and k[4] == 0}
         for opp in dict.fromkeys(r["opponent"] for r in fig5):
@@ -630,13 +638,13 @@ def analyse(results_dir: str) -> tuple[dict[str, list[dict]], list[str]]:
         tables["suboptimal"] = sub
     bl = baselines(results_dir)
     if bl is None:
-        notes.append("go5_baselines/summary.csv missing, skipped")
+        notes.append("baselines/main/summary.csv missing, skipped")
     else:
         tables["baselines_5x5"] = bl[0]
         power += bl[1]
     for name, subdir, key, ref in (
-        ("styles", "go7_styles", "player", "plain"),
-        ("position_control", "go7_position_control", "condition", "none"),
+        ("styles", "styles/main", "player", "plain"),
+        ("position_control", "position_control/earlier/go7_position_control", "condition", "none"),
     ):
         rows = _read(results_dir, subdir, "summary.csv")
         if rows is None or not any(r[key] == ref for r in rows):

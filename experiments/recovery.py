@@ -1,6 +1,7 @@
 """Recovering from severe handicap with λ > 0: Fig. 7 of the SAI 9×9 paper, on 7×7.
 
-    python experiments/recovery.py --outdir=experiments/results/go7_recovery          # zoo nets, 7×7
+    python -m experiments.run --config=experiments/configs/recovery.py  # the shipped run (--config.play=True)
+    python experiments/recovery.py --outdir=runs/recovery          # zoo nets, 7×7, the defaults
     python experiments/recovery.py --strong=S=runs/go7/checkpoints/150 \\
         --opponent=W=runs/go7/checkpoints/20 --games=20 --visits=32 --outdir=/tmp/recovery
 

@@ -23,9 +23,10 @@ By default nothing is played: the tests come from the shipped games
 and Holm/BH within it (also without the games ended by the move cap), and
 ``<outdir>/verdicts.csv`` each verdict's old and new p. With
 ``--config.redraw=True`` the shipped folders' own tables and figures are
-rebuilt from their CSVs too (``rebuild``: the science module's flags for
-that). ``--config.play=True`` plays every run into ``<outdir>/<run>/``
-(resuming what is there) and tests those games instead.
+rebuilt from their CSVs too (each with its run's own settings, then
+``rebuild``: the science module's flags for that). ``--config.play=True``
+plays every run into ``<outdir>/<run>/`` (resuming what is there) and tests
+those games instead.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ from saijax import config as config_lib
 def claim_config(science: str, **fields) -> ml_collections.ConfigDict:
     """A claim's config (the module docstring): ``science``'s, results in ``experiments/results/<science>/``,
     nothing played or redrawn, no runs compared, unless ``fields`` say otherwise."""
-    defaults = dict(outdir=f"experiments/results/{science}", play=False, redraw=False, compare=[], verdicts=[])
+    defaults = dict(outdir=f"experiments/results/{science}", play=False, redraw=False, compare=[], verdicts=[],
+                    families={}, figures={}, rebuild=[])  # fmt: skip
     return ml_collections.ConfigDict({"science": science, **defaults, **fields})
 
 
@@ -68,6 +70,11 @@ def argv(settings: Mapping) -> list[str]:
     return out
 
 
+def run_argv(config, name: str) -> list[str]:
+    """Run ``name``'s command line: the shared ``match`` settings, then the run's own."""
+    return argv({**config.match, **config.runs[name]})
+
+
 def _main(module, args: Sequence[str]) -> None:
     if module.main(list(args)) != 0:
         raise RuntimeError(f"experiments.{module.__name__.split('.')[-1]} {' '.join(args)} failed")
@@ -77,13 +84,20 @@ def play(config) -> dict[str, str]:
     """Plays every run of the config into ``<outdir>/<run>/``; returns run -> folder."""
     dirs = {name: os.path.join(config.outdir, name) for name in config.runs}
     for name, folder in dirs.items():
-        _main(science(config), [*argv({**config.match, **config.runs[name]}), f"--outdir={folder}"])
+        _main(science(config), [*run_argv(config, name), f"--outdir={folder}"])
     return dirs
 
 
 def tests(config, dirs: Mapping[str, str]) -> list[dict]:
-    """Every paired test of the claim on the games in ``dirs``, with Holm/BH within the declared families."""
+    """Every paired test of the claim on the games in ``dirs``, with Holm/BH within the declared families.
+
+    A science module without ``claim_tests`` (a claim that is a figure or a table, not a comparison of arms)
+    has none, and its config may declare no family."""
     module = science(config)
+    if not hasattr(module, "claim_tests"):
+        if config.families:
+            raise ValueError(f"families: experiments.{config.science} has no claim_tests to put in them")
+        return []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # scipy on nearly equal samples; the p stands
         rows = module.claim_tests(dirs, config)
@@ -133,17 +147,26 @@ def run(config) -> list[dict]:
     else:
         dirs = dict(config.shipped)
         if config.redraw:
-            for folder in dict.fromkeys(dirs.values()):
-                _main(science(config), [*config.rebuild, f"--outdir={folder}"])
+            redrawn = set()
+            for name, folder in dirs.items():  # a folder shipped for several runs once, with the first's settings
+                if folder not in redrawn:
+                    redrawn.add(folder)
+                    _main(science(config), [*run_argv(config, name), *config.rebuild, f"--outdir={folder}"])
     rows = tests(config, dirs)
-    common.write_csv(os.path.join(config.outdir, "paired_tests.csv"), rows)
+    if hasattr(science(config), "claim_tests"):
+        common.write_csv(os.path.join(config.outdir, "paired_tests.csv"), rows)
     if not config.play and config.verdicts:
         common.write_csv(os.path.join(config.outdir, "verdicts.csv"), verdict_rows(config.verdicts, rows))
     missing = [os.path.join(dirs[name], f) for name, files in config.figures.items() for f in files
                if not os.path.exists(os.path.join(dirs[name], f))]  # fmt: skip
     if missing:
         raise ValueError(f"figures not drawn: {', '.join(missing)}")
-    print(f"{len(rows)} tests, {sum(bool(r['family']) for r in rows)} in the declared families; wrote {config.outdir}")
+    if hasattr(science(config), "claim_tests"):
+        families = sum(bool(r["family"]) for r in rows)
+        print(f"{len(rows)} tests, {families} in the declared families; wrote {config.outdir}")
+    else:
+        where = ", ".join(dict.fromkeys(dirs.values()))
+        print(f"no paired tests (experiments.{config.science} writes its own tables); results in {where}")
     return rows
 
 

@@ -3,7 +3,7 @@
     python experiments/score_estimation.py --strong=zoo:go7-S1 \\
         --opponents=zoo:go7-S1,zoo:go7-W1,zoo:go7-W2,zoo:go7-W3 --scorer=zoo:go7-S1 \\
         --games=100 --visits=32 --score_visits=1,100,1000 --resign_threshold=0.1 \\
-        --outdir=experiments/results/go7_score_estimation
+        --outdir=/tmp/score_estimation
 
 The papers score a game that ends by resignation with a fixed strong net
 (S1, λ = μ = 0): the median of α + k over the nodes of a 1,000-visit search

@@ -1,8 +1,8 @@
 """The stability of SAI's score estimate, as SAI 9×9 paper §3.6 states it.
 
+    python -m experiments.run --config=experiments/configs/score_stability.py  # the shipped run
     python experiments/score_stability.py --strong=zoo:go7-S1 --opponents=zoo:go7-W1,zoo:go7-W2,zoo:go7-W3 \\
-        --scorer=zoo:go7-S1 --games=40 --visits=128 --score_visits=1,100,400,1000 \\
-        --outdir=experiments/results/go7_score_stability
+        --scorer=zoo:go7-S2 --games=40 --visits=128 --score_visits=1,100,400,1000 --outdir=/tmp/score_stability
 
 The papers score a game that ended by resignation with a fixed strong net:
 the plain α_s + k of the resign position is "fairly unstable, in particular

@@ -1,6 +1,7 @@
 """Score targeting with the λ/μ agents: Figs. 5 and 6 and Table 1 of the SAI 9×9 paper, on 7×7.
 
-    python experiments/score_targeting.py --outdir=experiments/results/go7_score_targeting   # zoo nets, 7×7
+    python -m experiments.run --config=experiments/configs/score_targeting.py  # the shipped runs
+    python experiments/score_targeting.py --outdir=runs/score_targeting   # zoo nets, 7×7, the defaults
     python experiments/score_targeting.py --strong=S=runs/go7/checkpoints/150 \\
         --weak=W=runs/go7/checkpoints/20 --games=20 --visits=32 --outdir=/tmp/score_targeting
 

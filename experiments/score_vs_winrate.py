@@ -1,5 +1,6 @@
 """Score vs. winrate, §IV: Proposition 1 and Figs. 3 and 4, computed exactly.
 
+    python -m experiments.run --config=experiments/configs/score_vs_winrate.py  # the shipped run (--config.redraw=True)
     python experiments/score_vs_winrate.py --outdir runs/score_vs_winrate
 
 Paper: [SvW], Pasqualini et al., "Score vs. Winrate in Score-Based Games" (2022;

@@ -1,5 +1,6 @@
 """SAI's explanatory sigmoid figures, drawn with `saijax.sigmoid`.
 
+    python -m experiments.run --config=experiments/configs/sigmoid_figures.py  # the shipped run (--config.redraw=True)
     python experiments/sigmoid_figures.py --outdir runs/sigmoid_figures
 
 Two figures (docs/design.md §4):

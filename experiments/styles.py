@@ -1,8 +1,8 @@
 """Playing styles against GNU Go: where each style plays, and what it costs.
 
+    python -m experiments.run --config=experiments/configs/styles.py  # the shipped run (--config.play=True)
     python experiments/styles.py --net=zoo:go7-base-S1 --centre_net=zoo:go7-centre \\
-        --edge_net=zoo:go7-edge --level=10 --games=40 --visits=64 \\
-        --outdir=experiments/results/go7_styles
+        --edge_net=zoo:go7-edge --level=10 --games=40 --visits=64 --outdir=/tmp/styles
 
 The paper (Shi et al., JISE 2021, §4.4 and §6) produces centre- and
 edge/corner-oriented play in three ways (saijax.styles):
@@ -36,7 +36,8 @@ automated counterparts):
 
 Outputs in ``--outdir``: ``games.csv`` (every game), ``moves.csv`` (every
 move of the styled side: game, ply, action, line), ``summary.csv`` and
-``styles.png`` (line shares and win rates by player).
+``styles.png`` (line shares and win rates by player). ``--plot_only``
+redraws the PNG from ``--outdir``'s ``summary.csv`` (nothing played).
 """
 
 from __future__ import annotations
@@ -230,14 +231,25 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--w_diff", type=float, default=0.05, help="mixed: acceptable win-rate loss")
     p.add_argument("--p_th", type=float, default=0.1, help="mixed: the biased prior a move needs")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
+    p.add_argument("--plot_only", action="store_true", help="redraw styles.png from --outdir's summary.csv")
     args = p.parse_args(argv)
     if args.games < 1:
         p.error("--games must be >= 1")
     return args
 
 
+def replot(args) -> str:
+    """Redraws ``styles.png`` from ``args.outdir``'s ``summary.csv``; returns the PNG's path."""
+    summary = common.read_csv(os.path.join(args.outdir, "summary.csv"), text=("player",))
+    games = int(max(r["games"] for r in summary))
+    return plot(summary, os.path.join(args.outdir, "styles.png"), opening=args.opening, level=args.level, games=games)
+
+
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
+    args = parse_args(argv)
+    if args.plot_only:  # a shipped folder's SGFs stay as they are: nothing is packed
+        return common.run_main(__file__, lambda: replot(args), exit_on_error=exit_on_error)
+    return common.run_main(__file__, lambda: run(args), exit_on_error=exit_on_error, outdir=args.outdir)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Fewer point-losing moves when winning (SAI 9×9 paper, §4.4), automated.
 
+    python -m experiments.run --config=experiments/configs/suboptimal_moves.py  # the shipped runs
     python experiments/suboptimal_moves.py --strong=zoo:go7-S1 --opponent=zoo:go7-W3 \\
-        --agents=0:0,1:0 --games=100 --visits=32 --score_visits=64 \\
-        --outdir=experiments/results/go7_suboptimal
+        --agents=0:0,1:0 --games=100 --visits=32 --score_visits=64 --outdir=/tmp/suboptimal_moves
     # with a winrate-head (AlphaZero-config) net of similar strength:
     python experiments/suboptimal_moves.py ... --winrate_net=AZ=runs/go7-az
 

@@ -35,6 +35,11 @@ the distinct games) and ``selection.csv`` (the six nets: role, generation,
 Elo, measured rate). ``--export=DIR`` writes the six nets into the zoo
 directory ``DIR`` as ``<--prefix>S1`` ... (float16 weights, half the size;
 the record notes how each was chosen).
+
+A tool over one training run, not a claim with a config
+(``experiments/configs/``): it picks the nets the claims then play, from
+the run's kept checkpoints (``--workdir``, not shipped) and its Elo curve;
+its results stay in the run's folder (``results/go7_run/zoo/``).
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ import os
 import jax
 import optax
 import pytest
+from experiments_configs_test import configured
 
-from experiments import ablation, catch_up, common
+from experiments import ablation, catch_up, common, run
 from saijax import checkpoints, networks, stats, training
 
 
@@ -48,10 +49,16 @@ def test_arms_need_names_and_workdirs(tmp_path):
         ablation.parse_arms(f"x={tmp_path}/missing")
 
 
+def _tiny(tmp_path, **main):
+    """experiments/configs/ablation.py at a tiny size (5×5, 2 visits, 2 games a pairing), played into tmp_path."""
+    return configured("ablation", tmp_path, play=True, match=dict(board_size=5, visits=2, games=2, seed=0),
+                      runs=dict(main=dict(opening_moves=2, komi=0.5, **main)))  # fmt: skip
+
+
 def test_ablation_rates_arms_and_adds_a_later_one(arms, tmp_path, capsys):
-    out = str(tmp_path / "out")
+    out = str(tmp_path / "main")
     flags = ["--board_size=5", "--visits=2", "--games=2", "--opening_moves=2", "--komi=0.5", f"--outdir={out}"]
-    assert ablation.main([f"--arms=base={arms['base']}", *flags]) == 0
+    assert run.run(_tiny(tmp_path, arms=[f"base={arms['base']}"])) == []  # the config's run, its own tests
     rows = common.read_csv(os.path.join(out, "arms.csv"))
     assert [r["arm"] for r in rows] == ["base"]
     assert float(rows[0]["evaluations_m"]) == 4.0 and float(rows[0]["minutes"]) == 4.0
@@ -59,7 +66,7 @@ def test_ablation_rates_arms_and_adds_a_later_one(arms, tmp_path, capsys):
     assert float(rows[0]["alpha_empty"]) == pytest.approx(1.5)  # mean of 0..3 with the default --last 10
 
     # A later session adds an arm: the first arm's curve and net are kept, every pair is rated.
-    assert ablation.main([f"--arms=noise={arms['noise']}", "--last=2", *flags]) == 0
+    run.run(_tiny(tmp_path, arms=[f"noise={arms['noise']}"], last=2))
     rows = {r["arm"]: r for r in common.read_csv(os.path.join(out, "arms.csv"))}
     assert set(rows) == {"base", "noise"}
     assert float(rows["base"]["alpha_empty"]) == pytest.approx(2.5)  # last 2 generations: 2, 3

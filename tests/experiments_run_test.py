@@ -43,7 +43,8 @@ def _tiny(claim, outdir):
         runs = dict(main=dict(strong="S=uniform", agents=["0:0", "1:0"], winrate_net="A=uniform", opponent="W=uniform",
                               scorer="random", score_visits=2, head_to_head=0, komi=0.5))  # fmt: skip
         sizes = {}
-        config = _config(claim, outdir, match=dict(TINY_MATCH, opening_moves=0), runs=runs)
+        config = _config(claim, outdir, match=dict(TINY_MATCH, opening_moves=0), runs=runs,
+                         figures=dict(main=["suboptimal_moves.png"]))  # fmt: skip
     with config.unlocked():
         config.play = True
         for name, size in sizes.items():
@@ -105,7 +106,7 @@ def test_the_shipped_verdicts_old_and_new(shipped):
 
 def test_redraw_rebuilds_the_shipped_figures_without_playing(tmp_path):
     for name in ("games.csv", "conditions.csv", "fig7_summary.csv"):
-        shutil.copy(os.path.join(REPO, "experiments", "results", "go7_recovery2", name), tmp_path)
+        shutil.copy(os.path.join(REPO, "experiments", "results", "recovery/main", name), tmp_path)
     config = _config("recovery", tmp_path / "out", redraw=True, shipped=dict(main=str(tmp_path)), verdicts=[])
     run.run(config)
     assert (tmp_path / "fig7_recovery.png").exists() and (tmp_path / "out" / "paired_tests.csv").exists()

@@ -15,8 +15,9 @@ import shlex
 import shutil
 
 import pytest
+from experiments_configs_test import configured
 
-from experiments import common
+from experiments import common, run
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 LIBRARIES = {"__init__", "common", "matches", "stat_tables", "paired", "run", "readme_tables"}
@@ -37,6 +38,7 @@ EXPERIMENTS = (
     "suboptimal_moves",
 )
 NETS = ["--board_size=5", "--visits=2"]
+TINY = dict(board_size=5, visits=2)  # NETS as a claim config's match settings
 
 
 def _script(name):
@@ -102,32 +104,36 @@ def _files(path):
 # Tiny runs: no nets.
 
 
-def test_sigmoid_figures_run(tmp_path):
-    _run("sigmoid_figures", "--outdir", tmp_path)
-    assert {"fig1_sigmoids.png", "fig1_sigmoids.csv", "ecai_fig1_interval_average.csv"} <= set(_files(tmp_path))
-    rows = common.read_csv(tmp_path / "ecai_fig1_interval_average.csv")
+def test_sigmoid_figures_config_draws(tmp_path):
+    run.run(configured("sigmoid_figures", tmp_path, play=True))  # the whole config: nothing to shrink
+    out = tmp_path / "main"
+    assert {"fig1_sigmoids.png", "fig1_sigmoids.csv", "ecai_fig1_interval_average.csv"} <= set(_files(out))
+    rows = common.read_csv(out / "ecai_fig1_interval_average.csv")
     assert rows[0] == {"quantity": "root_alpha", "value": "20.0"}
 
 
-def test_score_vs_winrate_run(tmp_path):
-    _run("score_vs_winrate", "--num_mdps=10", "--depth=3", "--num_bins=5", "--outdir", tmp_path)
+def test_score_vs_winrate_config_computes(tmp_path):
+    config = configured("score_vs_winrate", tmp_path, play=True)
+    with config.unlocked():
+        config.runs.main.update(num_mdps=10, depth=3, num_bins=5)
+    run.run(config)
     for stem in ("prop1_bandit", "fig3_outcome_loss_by_level", "fig4_variance_log_ratio"):
-        assert (tmp_path / f"{stem}.png").exists() and (tmp_path / f"{stem}.csv").exists()
-    assert len(common.read_csv(tmp_path / "fig3_outcome_loss_by_level.csv")) == 4  # levels 0..3
+        assert (tmp_path / "main" / f"{stem}.png").exists() and (tmp_path / "main" / f"{stem}.csv").exists()
+    assert len(common.read_csv(tmp_path / "main" / "fig3_outcome_loss_by_level.csv")) == 4  # levels 0..3
 
 
-def test_baselines_plot_stage_from_the_shipped_tables(tmp_path):
+def test_baselines_config_redraws_the_shipped_tables(tmp_path):
     for name in ("elo.csv", "curves.csv", "gnugo.csv", "calibration.csv", "calibration_moves.csv"):
-        shutil.copy(REPO / "experiments" / "results" / "go5_baselines" / name, tmp_path)
-    _run("baselines", "--stages=plot", "--outdir", tmp_path)
+        shutil.copy(REPO / "experiments" / "results" / "baselines" / "main" / name, tmp_path)
+    _redraw(configured("baselines", tmp_path / "out"), dict(main=tmp_path))  # the plot stage: nothing trained
     summary = common.read_csv(tmp_path / "summary.csv")
     assert summary[0]["arm"] == "SAI" and (tmp_path / "baselines.png").exists()
 
 
-def test_elo_curve_redraws_the_shipped_tables(tmp_path):
+def test_elo_curve_config_redraws_the_shipped_tables(tmp_path):
     for name in ("elo.csv", "learning_curve.csv"):
-        shutil.copy(REPO / "experiments" / "results" / "go7" / name, tmp_path)
-    _run("elo_curve", "--plot_only", "--outdir", tmp_path)
+        shutil.copy(REPO / "experiments" / "results" / "go7_run" / "elo" / name, tmp_path)
+    _redraw(configured("elo_curve", tmp_path / "out"), dict(main=tmp_path))
     assert (tmp_path / "elo_curve.png").exists()
 
 
@@ -140,25 +146,37 @@ def test_a_missing_table_is_one_error_line(tmp_path, capsys):
 # Tiny runs: uniform players on 5×5.
 
 
-def test_handicap_and_recovery_run(tmp_path):
-    common_flags = [*NETS, "--games=2", "--score_visits=2", "--weak=W=uniform"]
-    argv = [*common_flags, "--strong=S=uniform", "--komi=0.5", "--maluses=0", "--target_rates=0.5", "--h1_komis=0.5",
-            "--h2_komis=", "--outdir", tmp_path / "h"]  # fmt: skip
-    _run("handicap", *argv)
+def _redraw(config, folders):
+    """The config's shipped-games path on ``folders`` (run -> folder) with ``--config.redraw=True``."""
+    with config.unlocked():
+        config.play, config.redraw, config.shipped = False, True, {k: str(v) for k, v in folders.items()}
+    return run.run(config)
+
+
+def test_handicap_config_plays_resumes_and_redraws(tmp_path):
+    runs = dict(main=dict(strong=["S=uniform"], weak=["W=uniform"], games=2, score_visits=2, maluses=[0.0],
+                          target_rates=[0.5], h1_komis=[0.5], h2_komis=[]))  # fmt: skip
+    config = configured("handicap", tmp_path, play=True, match=dict(TINY, komi=0.5), runs=runs,
+                        figures=dict(main=["fig3_handicap_by_komi.png", "fig4_handicap_by_stones.png"]))  # fmt: skip
+    h = tmp_path / "main"
+    assert run.run(config) == []  # no claim_tests: the script's own tests
     assert {"games.csv", "conditions.csv", "fig3_summary.csv", "fig4_summary.csv", "start_positions.csv",
             "maluses.csv", "fig3_tests.csv", "fig3_handicap_by_komi.png",
-            "fig4_handicap_by_stones.png", "sgf.tar.xz"} <= set(_files(tmp_path / "h"))  # fmt: skip
-    fig3 = common.read_csv(tmp_path / "h" / "fig3_summary.csv", text=("figure", "strong", "opponent", "strong_colour"))
+            "fig4_handicap_by_stones.png", "sgf.tar.xz"} <= set(_files(h))  # fmt: skip
+    fig3 = common.read_csv(h / "fig3_summary.csv", text=("figure", "strong", "opponent", "strong_colour"))
     assert {r["opponent"] for r in fig3} == {"itself", "W"} and all(r["games"] in (1, 2) for r in fig3)
-    chosen = common.read_csv(tmp_path / "h" / "maluses.csv", text=("opponent",))
+    chosen = common.read_csv(h / "maluses.csv", text=("opponent",))
     assert {r["opponent"] for r in chosen} == {"itself", "W"} and all(r["margins"] == 2 for r in chosen)
     assert {r["malus"] for r in fig3} == {0.0} | {r["malus"] for r in chosen}
-    games = (tmp_path / "h" / "games.csv").read_text()
-    _run("handicap", *argv)  # a rerun resumes every cell: nothing is played again
-    assert (tmp_path / "h" / "games.csv").read_text() == games
-    os.remove(tmp_path / "h" / "fig3_handicap_by_komi.png")
-    _run("handicap", "--plot_only", "--outdir", tmp_path / "h")
-    assert (tmp_path / "h" / "fig3_handicap_by_komi.png").exists()
+    games = (h / "games.csv").read_text()
+    run.run(config)  # a rerun resumes every cell: nothing is played again
+    assert (h / "games.csv").read_text() == games
+    os.remove(h / "fig3_handicap_by_komi.png")
+    _redraw(config, dict(main=h))
+    assert (h / "fig3_handicap_by_komi.png").exists() and (h / "games.csv").read_text() == games
+
+
+def test_recovery_run(tmp_path):
     argv = [*NETS, "--games=2", "--score_visits=2", "--strong=S=uniform", "--opponent=W=uniform",
             "--lambdas=0,1", "--mu=0", "--h1_maluses=0", "--h2_maluses=", "--outdir", tmp_path / "r"]  # fmt: skip
     _run("recovery", *argv)
@@ -220,28 +238,42 @@ def test_suboptimal_moves_run(tmp_path):
     assert _script("suboptimal_moves").main(["--summarize_only", "--winrate_net=B=uniform", "--outdir", str(tmp_path)])
 
 
-def test_opening_spread_run(tmp_path):
-    _run("opening_spread", *NETS, "--net=uniform", "--games=6", "--random_moves=2", "--batch=4", "--komi=0.5",
-         "--outdir", tmp_path)  # fmt: skip
-    assert {"games.csv", "summary.csv", "tests.csv", "opening_spread.png"} <= set(_files(tmp_path))
-    summary = common.read_csv(tmp_path / "summary.csv")
+def test_opening_spread_config_plays_and_redraws(tmp_path):
+    runs = dict(main=dict(net="uniform", games=6, random_moves=2, batch=4, komi=0.5))
+    config = configured("opening_spread", tmp_path, play=True, match=TINY, runs=runs,
+                        figures=dict(main=["opening_spread.png"]))  # fmt: skip
+    run.run(config)
+    out = tmp_path / "main"
+    assert {"games.csv", "summary.csv", "tests.csv", "opening_spread.png"} <= set(_files(out))
+    summary = common.read_csv(out / "summary.csv")
     assert [r["opening_policy"] for r in summary] == ["visits", "improved"]
-    games = common.read_csv(tmp_path / "games.csv")
+    games = common.read_csv(out / "games.csv")
     assert len(games) == 12 and all(float(g["komi"]) == 0.5 for g in games)
     for r in summary:
         margins = [float(g["board_margin"]) for g in games if g["opening_policy"] == r["opening_policy"]]
         assert float(r["mean_board_margin"]) == pytest.approx(sum(margins) / 6, abs=1e-3)
+    tables = [(out / name).read_text() for name in ("games.csv", "summary.csv", "tests.csv")]
+    for name in ("summary.csv", "tests.csv", "opening_spread.png"):
+        os.remove(out / name)
+    _redraw(config, dict(main=out))  # the tables again from games.csv, as played
+    assert [(out / name).read_text() for name in ("games.csv", "summary.csv", "tests.csv")] == tables
 
 
-def test_gtp_fair_komi_run(tmp_path):
+def test_gtp_fair_komi_config_asks_an_engine(tmp_path):
     """A real engine process through a pipe, asked as Lizzie asks."""
-    _run("gtp_fair_komi", "--board_size=5", "--nets=random", "--visits=2", "--komis=0.5,1.5", "--outdir", tmp_path)
-    assert {"fair_komi.csv", "summary.csv", "gtp_fair_komi.png"} <= set(_files(tmp_path))
-    rows = common.read_csv(tmp_path / "fair_komi.csv")
+    config = configured("gtp_fair_komi", tmp_path, play=True, match=dict(TINY, komis=[0.5, 1.5]),
+                        runs=dict(main=dict(nets=["random"])), figures=dict(main=["gtp_fair_komi.png"]))  # fmt: skip
+    run.run(config)
+    out = tmp_path / "main"
+    assert {"fair_komi.csv", "summary.csv", "gtp_fair_komi.png"} <= set(_files(out))
+    rows = common.read_csv(out / "fair_komi.csv")
     assert [float(r["komi"]) for r in rows] == [0.5, 1.5]
     assert all(0.0 <= float(r["winrate"]) <= 1.0 for r in rows)
-    (summary,) = common.read_csv(tmp_path / "summary.csv")
+    (summary,) = common.read_csv(out / "summary.csv")
     assert float(summary["drop"]) == pytest.approx(float(rows[0]["winrate"]) - float(rows[1]["winrate"]), abs=1e-3)
+    os.remove(out / "gtp_fair_komi.png")
+    _redraw(config, dict(main=out))  # from summary.csv: no engine
+    assert (out / "gtp_fair_komi.png").exists()
 
 
 def test_gtp_fair_komi_reads_the_order_0_move():
@@ -264,32 +296,43 @@ _GNUGO = dict(reason="GNU Go is not installed")
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("gnugo") is None and not os.path.exists("/usr/games/gnugo"), **_GNUGO)
 @pytest.mark.parametrize(
-    "name, argv, outputs",
+    "claim, name, settings, outputs",
     [
-        ("gnugo_strength", ["--nets=uniform", "--games=1", "--black_komi=0.5", "--white_komi=0.5",
-                            "--engine_opening_moves=1"],
-         {"summary.csv", "gnugo_strength.png"}),
-        ("position_control", ["--net=uniform", "--games=2", "--methods=none,C:2.5", "--black_komi=0.5",
-                              "--white_komi=0.5"], {"summary.csv", "games.csv", "position_control.png"}),
-        ("styles", ["--net=uniform", "--games=2", "--players=plain,online-centre", "--black_komi=0.5",
-                    "--white_komi=0.5"], {"summary.csv", "moves.csv", "styles.png"}),
+        ("gnugo_strength", "go5", dict(nets=["uniform"], games=1, black_komi=0.5, white_komi=0.5,
+                                       engine_opening_moves=1), {"summary.csv", "gnugo_strength.png"}),
+        ("position_control", "main", dict(net="uniform", opponent="gnugo", games=2, methods=["none", "C:2.5"],
+                                          black_komi=0.5, white_komi=0.5),
+         {"summary.csv", "games.csv", "position_control.png"}),
+        ("styles", "main", dict(net="uniform", games=2, players=["plain", "online-centre"], black_komi=0.5,
+                                white_komi=0.5), {"summary.csv", "moves.csv", "styles.png"}),
     ],
 )  # fmt: skip
-def test_gnugo_scripts_run(name, argv, outputs, tmp_path, monkeypatch):
+def test_gnugo_configs_play_and_redraw(claim, name, settings, outputs, tmp_path, monkeypatch):
+    """The config's run ``name`` played by a uniform player against GNU Go level 1 on 5×5, then redrawn."""
     if shutil.which("gnugo") is None:
         monkeypatch.setenv("PATH", os.environ["PATH"] + os.pathsep + "/usr/games")
-    _run(name, *NETS, "--level=1", *argv, "--outdir", tmp_path)
-    assert outputs <= set(_files(tmp_path))
+    config = configured(claim, tmp_path, play=True, match=dict(TINY, level=1), runs={name: settings})
+    with config.unlocked():
+        config.figures = {name: list(config.figures[name])}
+    assert run.run(config) == []  # the script's own tests, no paired ones
+    out = tmp_path / name
+    assert outputs <= set(_files(out))
+    figure = out / config.figures[name][0]
+    os.remove(figure)
+    _redraw(config, {name: out})  # from the tables: nothing played again
+    assert figure.exists()
 
 
 @pytest.mark.slow
-def test_score_stability_runs_and_resumes(tmp_path, capsys):
-    argv = [*NETS, "--games=2", "--strong=S=uniform", "--opponents=W=uniform", "--scorer=uniform", "--score_visits=1,2",
-            "--continuation_visits=2", "--resign_threshold=0.9", "--outdir", tmp_path]  # fmt: skip
-    _run("score_stability", *argv)
+def test_score_stability_config_plays_and_resumes(tmp_path, capsys):
+    runs = dict(main=dict(strong="S=uniform", opponents=["W=uniform"], scorer="uniform", games=2, score_visits=[1, 2],
+                          continuation_visits=2, resign_threshold=0.9))  # fmt: skip
+    config = configured("score_stability", tmp_path, play=True, match=TINY, runs=runs)
+    run.run(config)
+    out = tmp_path / "main"
     assert {"games.csv", "positions.csv", "resign_points.csv", "summary.csv", "tests.csv",
-            "score_stability.png"} <= set(_files(tmp_path))  # fmt: skip
-    summary = common.read_csv(tmp_path / "summary.csv", text=("estimator",))
+            "score_stability.png"} <= set(_files(out))  # fmt: skip
+    summary = common.read_csv(out / "summary.csv", text=("estimator",))
     assert [r["estimator"] for r in summary] == ["root α", "median 1", "median 2"]
-    _run("score_stability", *argv)
+    run.run(config)
     assert "2 games already played" in capsys.readouterr().out

@@ -627,7 +627,7 @@ def test_init_checkpoint_of_another_shape_is_refused(first_run, tmp_path):
 def test_final_report_explains_the_empty_board_and_quotes_the_shipped_go5_run():
     """train.py's last printout: what α_∅ and β_∅ mean, how far the run is
     from its config's full run, and, for go5.py, numbers that are those of
-    the shipped table experiments/results/go5_baselines/curves.csv."""
+    the shipped table experiments/results/baselines/main/curves.csv."""
     from saijax import train
 
     go5 = os.path.join(REPO, "configs", "go5.py")
@@ -640,7 +640,7 @@ def test_final_report_explains_the_empty_board_and_quotes_the_shipped_go5_run():
     assert "of go5.py's" not in finished and "the full configs/go5.py run" in finished
     assert "go5.py" not in train._final_report(summary, config, TINY).split("\n", 1)[1]
 
-    with open(os.path.join(REPO, "experiments", "results", "go5_baselines", "curves.csv")) as f:
+    with open(os.path.join(REPO, "experiments", "results", "baselines", "main", "curves.csv")) as f:
         rows = [row for row in csv.DictReader(f) if row["arm"] == "SAI" and row["seed"] == "0"]
     gen = {int(row["generation"]): row for row in rows}
     alpha = lambda g: float(gen[g]["alpha_empty"])  # noqa: E731

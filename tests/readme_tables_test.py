@@ -72,12 +72,12 @@ def test_check_fails_on_an_unmarked_numeric_table(tmp_path, capsys):
 @pytest.mark.parametrize(
     "folder, file, old, new, table",
     [
-        ("go7_score_targeting2", "cells.csv", "1.0,1.0,0.0,white,90,35,", "1.0,1.0,0.0,white,90,36,", None),
-        ("go7_score_targeting2", "cells.csv", "white,90,35,0,55,0.3889,", "white,90,35,0,55,0.3989,", "fig5_white"),
-        ("go7_recovery2", "fig7_summary.csv", "-48.19", "-47.19", "fig7_h1"),
-        ("go7_handicap2", "fig3_summary.csv", "6.0,white,3.5,90,33,0,57,0.3667,", "6.0,white,3.5,90,33,0,57,0.3767,",
+        ("score_targeting/main", "cells.csv", "1.0,1.0,0.0,white,90,35,", "1.0,1.0,0.0,white,90,36,", None),
+        ("score_targeting/main", "cells.csv", "white,90,35,0,55,0.3889,", "white,90,35,0,55,0.3989,", "fig5_white"),
+        ("recovery/main", "fig7_summary.csv", "-48.19", "-47.19", "fig7_h1"),
+        ("handicap/main", "fig3_summary.csv", "6.0,white,3.5,90,33,0,57,0.3667,", "6.0,white,3.5,90,33,0,57,0.3767,",
          "fig3_itself"),
-        ("go7_ablation", "pairings.csv", "base,caps,200,80.0,", "base,caps,200,81.0,", "ablation_pairings"),
+        ("ablation/main", "pairings.csv", "base,caps,200,80.0,", "base,caps,200,81.0,", "ablation_pairings"),
         ("go7_run", "learning_curve.csv", "0,0.19456,0.9779574950536092,0.05416594073176384,",
          "0,0.19456,0.9779574950536092,0.95416594073176384,", "go7_run_curve"),
     ],

@@ -34,9 +34,9 @@ def results_dir(tmp_path):
     # As Black: the baseline wins 2 of 4 (by 5, 15), the agent 4 of 4 (by 25 ... 55).
     games += [[base, "W", "black", m, 9.5, 0] for m in (5, 15)] + [[base, "W", "white", -2, 9.5, 0]] * 2
     games += [[agent, "W", "black", m, 9.5, 0] for m in (25, 35, 45, 55)]
-    _write(root / "go7_score_targeting" / "games.csv", HEADER, games)
+    _write(root / "score_targeting/earlier/go7_score_targeting" / "games.csv", HEADER, games)
     _write(
-        root / "go7_handicap" / "fig3_summary.csv",
+        root / "handicap/earlier/go7_handicap" / "fig3_summary.csv",
         ["opponent", "strong_colour", "malus", "games", "wins"],
         [["W", "both", 0, 10, 8], ["W", "both", 5, 10, 2]],
     )

@@ -5,8 +5,9 @@ import os
 import jax
 import optax
 import pytest
+from experiments_configs_test import configured
 
-from experiments import common, zoo_select
+from experiments import common, run, zoo_select
 from saijax import checkpoints, networks, training, zoo
 
 
@@ -124,14 +125,17 @@ def test_an_elo_csv_rating_unkept_generations_is_an_error(run_dir, tmp_path, cap
 
 
 def test_elo_curve_rates_kept_generations_and_resumes(run_dir, tmp_path, capsys):
-    """experiments/elo_curve.py on a run's checkpoints; a longer list plays only the new pairings."""
+    """experiments/elo_curve.py on a run's checkpoints, through its config at a tiny size; a longer list plays
+    only the new pairings."""
     from experiments import elo_curve
 
     workdir, _ = run_dir
-    out = str(tmp_path / "elo")
+    settings = dict(workdir=workdir, generations=[0, 1, 2], komi=0.5, neighbours=1, random_pairings=1)
+    config = configured("elo_curve", tmp_path, play=True, match=dict(visits=2, games=2), runs=dict(main=settings))
+    assert run.run(config) == []  # an Elo fit, no tests
+    out = str(tmp_path / "main")
     argv = [f"--workdir={workdir}", f"--outdir={out}", "--visits=2", "--games=2", "--komi=0.5", "--neighbours=1"]
     argv += ["--random_pairings=1"]
-    assert elo_curve.main([*argv, "--generations=0,1,2"]) == 0
     assert len(common.read_csv(os.path.join(out, "games.csv"))) == 6  # 0-1, 1-2, random-0
     rows = common.read_csv(os.path.join(out, "elo.csv"))
     assert [r["net"] for r in rows] == ["random", "gen0", "gen1", "gen2"]

@@ -5,7 +5,7 @@
 
 ``experiments/recovery.py`` with these settings: S1–S3 as White against W1
 in H1 at komi −29.5 and H2 at −9.5 (the situations the second round's
-calibration chose, ``go7_recovery2/situations.csv``: maluses 30 and 23 from
+calibration chose, ``recovery/main/situations.csv``: maluses 30 and 23 from
 the base komis 0.5 and 13.5), λ = 0, 0.5 and 1. The λ values of a net
 share their seeds, so game i of each is the same opening: every test is
 paired (:func:`experiments.recovery.paired_tests`). Families: the pooled
@@ -32,10 +32,10 @@ def get_config():
     c.rebuild = ["--plot_only"]
     c.match = dict(games=60, visits=128, gumbel_scale=0.0, opening_moves=2, seed=0, board_size=7)
     c.runs = dict(
-        main=dict(strong=["zoo:go7-S1", "zoo:go7-S2", "zoo:go7-S3"], opponent="zoo:go7-W1", lambdas=[0.0, 0.5, 1.0],
-                  mu=0.0, h1_komi=0.5, h1_maluses=[30.0], h2_komi=13.5, h2_maluses=[23.0]),
+        main=dict(strong=("zoo:go7-S1", "zoo:go7-S2", "zoo:go7-S3"), opponent="zoo:go7-W1", lambdas=(0.0, 0.5, 1.0),
+                  mu=0.0, h1_komi=0.5, h1_maluses=(30.0,), h2_komi=13.5, h2_maluses=(23.0,)),
     )  # fmt: skip
-    c.shipped = dict(main="experiments/results/go7_recovery2")
+    c.shipped = dict(main="experiments/results/recovery/main")
     c.figures = dict(main=["fig7_recovery.png"])
     c.families = dict(
         fig7_wins=_family(4, baseline_lambda=0.0, measure="wins"),

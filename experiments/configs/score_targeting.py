@@ -21,9 +21,9 @@ colour.
 
 from experiments import run
 
-S = ["zoo:go7-S1", "zoo:go7-S2", "zoo:go7-S3"]
-FIG5 = ["1:0", "1:0.5", "1:1", "0.5:0"]  # (λ, μ) at threshold 0
-THRESHOLDS = [0.5, 0.7]  # Table 1 and Fig. 6: the variable agents against itself and W3
+S = ("zoo:go7-S1", "zoo:go7-S2", "zoo:go7-S3")
+FIG5 = ("1:0", "1:0.5", "1:1", "0.5:0")  # (λ, μ) at threshold 0
+THRESHOLDS = (0.5, 0.7)  # Table 1 and Fig. 6: the variable agents against itself and W3
 
 
 def _family(size, **where):
@@ -43,15 +43,13 @@ def get_config():
     c.rebuild = ["--plot_only"]
     c.match = dict(games=60, visits=128, gumbel_scale=0.0, opening_moves=2, komi=9.5, seed=0, board_size=7)
     c.runs = dict(
-        main=dict(strong=S, weak=["zoo:go7-W1", "zoo:go7-W3"], figures=["5", "6"], fig5_agents=FIG5,
-                  variable_agents=["0.5:0", "1:0", "1:0.5"], thresholds=THRESHOLDS, openings="shared", resume=True),
-        v1000=dict(strong=S[:1], weak=["zoo:go7-W1"], figures=["5"], fig5_agents=["1:1"], visits=1000, games=40,
+        main=dict(strong=S, weak=("zoo:go7-W1", "zoo:go7-W3"), figures=("5", "6"), fig5_agents=FIG5,
+                  variable_agents=("0.5:0", "1:0", "1:0.5"), thresholds=THRESHOLDS, openings="shared", resume=True),
+        v1000=dict(strong=S[:1], weak=("zoo:go7-W1",), figures=("5",), fig5_agents=("1:1",), visits=1000, games=40,
                    openings="shared", resume=True),
     )  # fmt: skip
     c.compare = [["v1000", "main"]]  # the same cells at 1,000 and 128 visits, paired by seed and game
-    c.shipped = dict(
-        main="experiments/results/go7_score_targeting2", v1000="experiments/results/go7_score_targeting_v1000"
-    )
+    c.shipped = dict(main="experiments/results/score_targeting/main", v1000="experiments/results/score_targeting/v1000")
     c.figures = dict(main=["fig5_score_targeting.png", "fig6_variable_agent.png"], v1000=["fig5_score_targeting.png"])
     c.families = dict(
         fig5_wins=_family(12, run="main", threshold=0.0, colour="both", measure="wins"),

@@ -16,7 +16,13 @@ the same run as go7-S1 (169), which judges go7-az too: the shipped
 verdicts rest on that judge (``--config.runs.main.scorer=zoo:go7-S2``
 plays them as shipped). The claim rests on one net per training
 method (go7-S1 and go7-az): a second seed of each needs GPU runs.
-Families: one per kind of test, over the three pairs.
+Families: one per kind of test, over the three pairs of ``main``.
+
+Run ``go5`` is the same claim on 5×5 (go5-sai against the AlphaZero net
+go5-az, each against go5-weak, 80 games at komi 24.5, 32 visits); its games
+pair the same way, and its tests are in no family. Its shipped games were
+judged by go5-sai, one of the compared nets, which the script now refuses:
+new runs judge with the independent go5.
 """
 
 from experiments import run
@@ -31,14 +37,16 @@ def _verdict(id_, claim, old_test, old_p, measure, condition="go7-S1[l=1,m=0]", 
 
 def get_config():
     c = run.claim_config("suboptimal_moves")
-    c.rebuild = ["--summarize_only", "--winrate_net=zoo:go7-az"]
+    c.rebuild = ["--summarize_only"]  # with each run's own --winrate_net
     c.match = dict(games=120, visits=128, gumbel_scale=0.0, opening_moves=2, komi=9.5, seed=0, board_size=7)
     c.runs = dict(
-        main=dict(strong="zoo:go7-S1", agents=["0:0", "1:0"], winrate_net="zoo:go7-az", opponent="zoo:go7-W3",
+        main=dict(strong="zoo:go7-S1", agents=("0:0", "1:0"), winrate_net="zoo:go7-az", opponent="zoo:go7-W3",
                   scorer="zoo:go7-base-S1", score_visits=128, head_to_head=100),
+        go5=dict(strong="zoo:go5-sai", agents=("0:0", "1:0"), winrate_net="zoo:go5-az", opponent="zoo:go5-weak",
+                 scorer="zoo:go5", score_visits=32, head_to_head=0, board_size=5, komi=24.5, games=80, visits=32),
     )  # fmt: skip
-    c.shipped = dict(main="experiments/results/go7_suboptimal2")
-    c.figures = dict(main=["suboptimal_moves.png"])
+    c.shipped = dict(main="experiments/results/suboptimal_moves/main", go5="experiments/results/suboptimal_moves/go5")
+    c.figures = dict(main=["suboptimal_moves.png"], go5=["suboptimal_moves.png"])
     c.families = {
         f"s44_{m}": dict(where=dict(run="main", measure=m), size=3)
         for m in ("wins", "win_margin", "losing_moves", "won_with_none")

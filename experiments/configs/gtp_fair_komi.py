@@ -1,0 +1,32 @@
+"""[SAI-7x7]'s fair komi through GTP: does a net give Black ½ at komi 9 (the go7 run's targets)?
+
+    python -m experiments.run --config=experiments/configs/gtp_fair_komi.py
+    python -m experiments.run --config=experiments/configs/gtp_fair_komi.py --config.redraw=True  # from summary.csv
+    python -m experiments.run --config=experiments/configs/gtp_fair_komi.py --config.play=True  # ask again
+
+``experiments/gtp_fair_komi.py`` with these settings: each net is asked,
+as a GUI asks, for Black's empty-board win rate at komi 8.5 and 9.5
+(deterministic 64-visit search, λ = μ = 0). Run ``main``: every other kept
+generation of the go7 run (``runs/go7``, a workdir that is not shipped:
+``go7_run/leg`` holds its last checkpoint only). Run ``old_zoo``: the first
+zoo's strong net, now ``zoo:go7-base-S1``. The shipped answers are in the
+training run's folder, ``go7_run/``, which keeps its name (played again,
+they go to ``results/gtp_fair_komi/<run>/``); its
+``fair_komi_old_zoo`` also has the first zoo's S2 and S3, which are no
+longer shipped, so a new ``old_zoo`` run asks S1 alone. One query per net
+and komi, no sampling: nothing to test, so no ``claim_tests``.
+"""
+
+from experiments import run
+
+
+def get_config():
+    c = run.claim_config("gtp_fair_komi")
+    c.rebuild = ["--plot_only"]
+    c.match = dict(komis=(8.5, 9.5), visits=64, seed=0, board_size=7)
+    c.runs = dict(main=dict(workdir="runs/go7", every=2), old_zoo=dict(nets=("go7-S1=zoo:go7-base-S1",)))
+    c.shipped = dict(
+        main="experiments/results/go7_run/fair_komi", old_zoo="experiments/results/go7_run/fair_komi_old_zoo"
+    )
+    c.figures = dict(main=["gtp_fair_komi.png"], old_zoo=["gtp_fair_komi.png"])
+    return c
