@@ -315,14 +315,12 @@ def replot(args) -> None:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, games=20, games_help="games per pairing of arms", visits=64)
+    p = common.make_parser(__file__, __doc__, games=20, games_help="games per pairing of arms", visits=64, komi=9.5,
+                           opening_moves=4, restart="pairing", plot_only="redraw ablation.png from --outdir's tables",
+                           helps={"komi": "the pairings' komi (7×7's fair komi is 9)"})  # fmt: skip
     p.add_argument("--arms", default="", help="NAME=WORKDIR,... runs to add (their curves and final nets)")
     p.add_argument("--last", type=int, default=10, help="α_∅, β_∅ and score error averaged over the last k generations")
     p.add_argument("--anchor", default="", help="the arm rated 0 (default: the first arm of curves.csv)")
-    p.add_argument("--komi", type=float, default=9.5, help="the pairings' komi (7×7's fair komi is 9)")
-    p.add_argument("--opening_moves", type=int, default=4, help="random opening moves per game pair")
-    p.add_argument("--restart", action="store_true", help="replay every pairing (default: resume games.csv)")
-    p.add_argument("--plot_only", action="store_true", help="redraw ablation.png from --outdir's tables")
     return p.parse_args(argv)
 
 

@@ -650,8 +650,12 @@ def format_summary(rows: list[dict]) -> str:
 
 
 def parse_args(argv=None):
-    p = common.make_parser(__file__, __doc__, games=20, games_help="games per Elo pairing", visits=32, board_size=None)
-    p.add_argument("--board_size", type=int, default=None, help="the runs' board size (default: the checkpoints')")
+    p = common.make_parser(
+        __file__, __doc__, games=20, games_help="games per Elo pairing", visits=32,
+        board_size=common.Default.NONE, every=3, neighbours=2, random_pairings=2, komi=24.5, opening_moves=2, level=10,
+        helps={"board_size": "the runs' board size (default: the checkpoints')",
+               "every": "rate (and keep) every k-th generation", "komi": "Black's komi (5×5: perfect play is B+25)"},
+    )  # fmt: skip
     p.add_argument("--root", default="runs/baselines", help="the runs' parent directory (<root>/<arm>_s<seed>)")
     p.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated, of {','.join(STAGES)}")
     p.add_argument(
@@ -661,12 +665,6 @@ def parse_args(argv=None):
     )
     p.add_argument("--seeds", default="0,1", help="comma-separated training seeds")
     p.add_argument("--generations", type=int, default=30, help="generations per run")
-    p.add_argument("--every", type=int, default=3, help="rate (and keep) every k-th generation")
-    p.add_argument("--neighbours", type=int, default=2)
-    p.add_argument("--random_pairings", type=int, default=2)
-    p.add_argument("--komi", type=float, default=24.5, help="Black's komi (5×5: perfect play is B+25)")
-    p.add_argument("--opening_moves", type=int, default=2)
-    p.add_argument("--level", type=int, default=10, help="GNU Go level")
     p.add_argument("--gnugo_games", type=int, default=10, help="GNU Go games per net and colour")
     p.add_argument("--gnugo_visits", type=int, default=64)
     p.add_argument("--gnugo_white_komi", type=float, default=None, help="Black's komi when the net is White")

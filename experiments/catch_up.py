@@ -119,14 +119,12 @@ def plot(rows: list[dict], path: str) -> str:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, games=200, games_help="games per generation", visits=64)
-    p.add_argument("--workdir", required=True, help="the run whose kept generations play")
+    p = common.make_parser(__file__, __doc__, games=200, games_help="games per generation", visits=64,
+                           workdir=common.Default.REQUIRED, zoo_dir="", komi=9.5, opening_moves=4, restart="generation",
+                           helps={"workdir": "the run whose kept generations play",
+                                  "komi": "the games' komi (7×7's fair komi is 9)"})  # fmt: skip
     p.add_argument("--reference", required=True, help="the reference net: a checkpoint or zoo:<name>")
-    p.add_argument("--zoo_dir", default="", help="a private zoo directory where zoo:<name> is looked up")
     p.add_argument("--generations", default="", help="comma-separated kept generations (default: all kept)")
-    p.add_argument("--komi", type=float, default=9.5, help="the games' komi (7×7's fair komi is 9)")
-    p.add_argument("--opening_moves", type=int, default=4, help="random opening moves per game pair")
-    p.add_argument("--restart", action="store_true", help="replay every generation (default: resume games.csv)")
     return p.parse_args(argv)
 
 

@@ -12,7 +12,11 @@ notebooks in colab/ and by tests, whose ``main(argv)`` returns the exit code.
 * **Flags.** :func:`make_parser` gives every script the same
   ``--outdir --seed --games --board_size`` and the player flags of
   :mod:`saijax.player_cli` (``--visits``, ``--gumbel_scale``, λ/μ, ...;
-  deterministic play by default).
+  deterministic play by default). A flag that several scripts share
+  (``--komi``, ``--opening_moves``, ``--restart``, ``--plot_only``, GNU Go's
+  ``--level``, ``--timeout``, ...) is declared once, with its type and help,
+  in :data:`SHARED_FLAGS`; a script names those it has, with its own default
+  (``make_parser(..., komi=9.5, restart="pairing")``, :func:`add_flags`).
 * **Nets.** Comma lists (:func:`parse_list`) and nets given as
   ``[NAME=]SPEC`` (:func:`parse_nets`, :func:`load_nets`).
 * **Tables.** One CSV writer and reader (:func:`write_csv`, :func:`read_csv`).
@@ -33,6 +37,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
+import enum
 import functools
 import io
 import json
@@ -51,6 +57,10 @@ __all__ = [
     "DPI",
     "ERRORS",
     "prog",
+    "Default",
+    "Flag",
+    "SHARED_FLAGS",
+    "add_flags",
     "make_parser",
     "player_options",
     "parse_list",
@@ -97,6 +107,86 @@ def prog(file: str) -> str:
 # Flags.
 
 
+class Default(enum.Enum):
+    """The defaults of a shared flag (:func:`add_flags`) that are not a value."""
+
+    NONE = enum.auto()  # None: "never", or the script works it out after parsing (e.g. for 7×7 only)
+    REQUIRED = enum.auto()  # none: the flag must be given
+
+
+@dataclasses.dataclass(frozen=True)
+class Flag:
+    """A flag that several scripts share: what its value is and what it means."""
+
+    type: Callable[[str], Any] | None  # None: a switch, False unless given
+    help: str  # a switch's has {} where the script's words go
+
+
+# The flags several scripts share, each declared here once; a script names
+# those it has, with its own default (add_flags, make_parser).
+SHARED_FLAGS = {
+    # The games.
+    "komi": Flag(float, "the games' komi"),
+    "black_komi": Flag(float, "komi when the net is Black"),
+    "white_komi": Flag(float, "komi when the net is White"),
+    "opening_moves": Flag(int, "random opening moves per game pair"),
+    "resign_threshold": Flag(float, "resign below this value"),
+    # The nets.
+    "net": Flag(str, "the net: a checkpoint or zoo:<name>"),
+    "strong": Flag(str, "[NAME=]SPEC of the strong net"),
+    "weak": Flag(str, "weak nets, strongest first: comma list of [NAME=]SPEC"),
+    "opponent": Flag(str, "[NAME=]SPEC of the weak opponent"),
+    "opponents": Flag(str, "comma list of [NAME=]SPEC"),
+    "lambdas": Flag(str, "comma list: the strong nets' λ values"),
+    "zoo_dir": Flag(str, "a private zoo directory where zoo:<name> is looked up"),
+    "scorer": Flag(str, "the fixed scorer net (λ = μ = 0)"),
+    "score_visits": Flag(int, "the scorer's search visits"),
+    "score_visits_list": Flag(str, "comma list: the scorer's search visits, one estimate each"),
+    # A training run's generations.
+    "workdir": Flag(str, "a run's workdir (its kept checkpoints)"),
+    "every": Flag(int, "every k-th kept generation"),
+    "neighbours": Flag(int, "each net plays the next k nets"),
+    "random_pairings": Flag(int, "the random net plays the first k nets"),
+    # GNU Go and GTP engines.
+    "level": Flag(int, "GNU Go's level"),
+    "timeout": Flag(float, "seconds per GTP command"),
+    # What a run does.
+    "figures": Flag(str, "which figures to play"),
+    "restart": Flag(None, "replay every {} (default: resume games.csv)"),
+    "plot_only": Flag(None, "{}"),
+}
+
+
+def add_flags(parser: argparse.ArgumentParser, *, helps: Mapping[str, str] | None = None, **flags) -> None:
+    """Adds the shared flags (:data:`SHARED_FLAGS`) that ``flags`` name.
+
+    Args:
+      parser: the script's parser.
+      helps: a flag's help where the script says more than the shared one.
+      **flags: name=default: a value, :attr:`Default.NONE` or
+        :attr:`Default.REQUIRED`; for a switch, the words of its help (what
+        ``--restart`` replays, what ``--plot_only`` redraws).
+
+    Raises:
+      TypeError: a name that is not a shared flag.
+    """
+    helps = dict(helps or {})
+    for name, default in flags.items():
+        if name not in SHARED_FLAGS:
+            raise TypeError(f"{name!r} is not a shared flag (of {', '.join(SHARED_FLAGS)})")
+        flag = SHARED_FLAGS[name]
+        text = helps.pop(name, None)
+        if flag.type is None:
+            parser.add_argument(f"--{name}", action="store_true", help=text or flag.help.format(default))
+        elif default is Default.REQUIRED:
+            parser.add_argument(f"--{name}", type=flag.type, required=True, help=text or flag.help)
+        else:
+            default = None if default is Default.NONE else default
+            parser.add_argument(f"--{name}", type=flag.type, default=default, help=text or flag.help)
+    if helps:
+        raise TypeError(f"helps for flags not added: {', '.join(helps)}")
+
+
 def make_parser(
     file: str,
     doc: str | None,
@@ -104,10 +194,12 @@ def make_parser(
     outdir: str | None = None,
     games: int | None = None,
     games_help: str = "games per cell",
-    board_size: int | None = 7,
+    board_size: int | Default | None = 7,
     seed: bool = True,
     visits: int | None = None,
     player: bool = True,
+    helps: Mapping[str, str] | None = None,
+    **flags,
 ) -> argparse.ArgumentParser:
     """The parser of a script with the common flags.
 
@@ -117,31 +209,37 @@ def make_parser(
       outdir: the default ``--outdir``; None makes it required.
       games: the default ``--games``; None: no such flag.
       games_help: what ``--games`` counts.
-      board_size: the default ``--board_size``; None: no such flag.
+      board_size: the default ``--board_size`` (:attr:`Default.NONE`: None,
+        the script's help says what it means); None: no such flag.
       seed: whether there is a ``--seed`` (default 0).
       visits: the default ``--visits`` of the player flags (else theirs).
       player: whether the script plays nets: adds the player flags of
         :func:`saijax.player_cli.add_player_flags` (``--visits``,
         ``--gumbel_scale``, ...), read back by :func:`player_options`.
+      helps: a flag's help (``board_size`` or one of ``flags``) where the
+        script says more than the shared one.
+      **flags: the shared flags the script has, with its defaults
+        (:func:`add_flags`): ``komi=9.5``, ``restart="pairing"``, ...
 
     Returns:
       The parser; the script adds its own flags.
     """
+    helps = dict(helps or {})
     p = argparse.ArgumentParser(
         prog=prog(file),
         description=(doc or "").split("\n\n")[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    if outdir is None:
-        p.add_argument("--outdir", required=True, help="where the tables and PNGs go (created)")
-    else:
-        p.add_argument("--outdir", default=outdir, help="where the tables and PNGs go (created)")
+    where = "where the tables and PNGs go (created)"
+    p.add_argument("--outdir", required=outdir is None, default=outdir, help=where)
     if seed:
         p.add_argument("--seed", type=int, default=0, help="the run's seed")
     if games is not None:
         p.add_argument("--games", type=int, default=games, help=games_help)
     if board_size is not None:
-        p.add_argument("--board_size", type=int, default=board_size)
+        default = None if board_size is Default.NONE else board_size
+        p.add_argument("--board_size", type=int, default=default, help=helps.pop("board_size", "the board's size"))
+    add_flags(p, helps=helps, **flags)
     if player:
         player_cli.add_player_flags(p, title="players (every net of the experiment)")
         if visits is not None:
@@ -503,8 +601,9 @@ def add_nets_flags(parser: argparse.ArgumentParser) -> None:
     """``--nets`` (a ``[NAME=]SPEC`` comma list) or ``--workdir`` with ``--every``
     (a run's kept generations): the nets of a script that asks each net in turn."""
     parser.add_argument("--nets", default="", help="comma-separated [NAME=]SPEC: checkpoints or zoo:<name>")
-    parser.add_argument("--workdir", default="", help="or: a run's workdir (its kept checkpoints)")
-    parser.add_argument("--every", type=int, default=1, help="with --workdir: every k-th kept generation")
+    add_flags(parser, workdir="", every=1,
+              helps={"workdir": "or: a run's workdir (its kept checkpoints)",
+                     "every": "with --workdir: every k-th kept generation"})  # fmt: skip
 
 
 def check_nets_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -150,18 +150,16 @@ def plot(rows: list[dict], curve: list[dict], path: str, title: str = "") -> str
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, games=40, games_help="games per pairing", visits=32, board_size=None)
-    p.add_argument("--board_size", type=int, default=None, help="the checkpoints' board size (default: theirs)")
-    p.add_argument("--workdir", default="", help="a run's workdir (its kept checkpoints are rated)")
+    p = common.make_parser(
+        __file__, __doc__, games=40, games_help="games per pairing", visits=32, board_size=common.Default.NONE,
+        workdir="", every=1, neighbours=2, random_pairings=2, opening_moves=2, komi=9.5, restart="pairing",
+        plot_only="redraw from --outdir's elo.csv and learning_curve.csv",
+        helps={"board_size": "the checkpoints' board size (default: theirs)",
+               "workdir": "a run's workdir (its kept checkpoints are rated)",
+               "every": "rate every k-th kept generation"},
+    )  # fmt: skip
     p.add_argument("--generations", default="", help="comma-separated generations to rate (default: all kept)")
-    p.add_argument("--every", type=int, default=1, help="rate every k-th kept generation")
-    p.add_argument("--neighbours", type=int, default=2, help="each net plays the next k nets")
-    p.add_argument("--random_pairings", type=int, default=2, help="the random net plays the first k nets")
-    p.add_argument("--opening_moves", type=int, default=2, help="random opening moves per game pair")
-    p.add_argument("--komi", type=float, default=9.5)
     p.add_argument("--title", default="")
-    p.add_argument("--restart", action="store_true", help="replay every pairing (default: resume games.csv)")
-    p.add_argument("--plot_only", action="store_true", help="redraw from --outdir's elo.csv and learning_curve.csv")
     return p.parse_args(argv)
 
 

@@ -131,14 +131,11 @@ def replot(outdir: str) -> str:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, games=20, games_help="games per net and colour", visits=64)
+    p = common.make_parser(__file__, __doc__, games=20, games_help="games per net and colour", visits=64, zoo_dir="",
+                           level=10, black_komi=8.5, white_komi=9.5, resign_threshold=common.Default.NONE,
+                           timeout=120.0, plot_only="redraw the PNG from --outdir's summary.csv",
+                           helps={"resign_threshold": "let the net resign (default: never)"})  # fmt: skip
     common.add_nets_flags(p)
-    p.add_argument("--zoo_dir", default="", help="a private zoo directory where zoo:<name> is looked up")
-    p.add_argument("--level", type=int, default=10)
-    p.add_argument("--black_komi", type=float, default=8.5)
-    p.add_argument("--white_komi", type=float, default=9.5)
-    p.add_argument("--resign_threshold", type=float, default=None, help="let the net resign (default: never)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
     p.add_argument(
         "--engine_opening_moves",
         type=int,
@@ -146,7 +143,6 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="GNU Go's first this-many moves drawn at random among those it rates at least half its best "
         "(variety for a deterministic net; the net's moves stay its own)",
     )
-    p.add_argument("--plot_only", action="store_true", help="redraw the PNG from --outdir's summary.csv")
     args = p.parse_args(argv)
     if not args.plot_only:
         common.check_nets_flags(p, args)

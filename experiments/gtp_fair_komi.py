@@ -125,12 +125,11 @@ def run(args) -> list[dict]:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, outdir="gtp_fair_komi", player=False)
+    p = common.make_parser(__file__, __doc__, outdir="gtp_fair_komi", player=False, timeout=300.0,
+                           plot_only="redraw the PNG from --outdir's summary.csv")  # fmt: skip
     common.add_nets_flags(p)
     p.add_argument("--komis", default="8.5,9.5", help="Black's komis (the first two are compared)")
     p.add_argument("--visits", type=int, default=64, help="the engine's --visits")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds per GTP command")
-    p.add_argument("--plot_only", action="store_true", help="redraw the PNG from --outdir's summary.csv")
     args = p.parse_args(argv)
     if not args.plot_only:
         common.check_nets_flags(p, args)

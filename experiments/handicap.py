@@ -229,9 +229,10 @@ def plot_fig4(rows: Sequence[dict], title: str = ""):
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = common.make_parser(__file__, __doc__, outdir="runs/handicap", games=100, visits=64,
-                           games_help="games per cell (the paper: 400); even for Fig. 3")  # fmt: skip
-    p.add_argument("--weak", default=WEAK, help="weak nets, strongest first (the last plays Fig. 4)")
-    p.add_argument("--komi", type=float, default=None, help="the even game's komi (7x7: 9.5)")
+                           games_help="games per cell (the paper: 400); even for Fig. 3", weak=WEAK,
+                           komi=common.Default.NONE, figures="3,4", restart="cell",
+                           helps={"weak": "weak nets, strongest first (the last plays Fig. 4)",
+                                  "komi": "the even game's komi (7x7: 9.5)"})  # fmt: skip
     p.add_argument("--maluses", default=None, help="Fig. 3 maluses (7x7: 0,1,2,3,4,5)")
     p.add_argument("--h1_komis", default=None, help="Fig. 4 H1 komis (7x7: 2.5,1.5,0.5,-0.5,-1.5); '' skips")
     p.add_argument("--h2_komis", default=None, help="Fig. 4 H2 komis (7x7: 0.5,8.5,10.5,13.5); '' skips")
@@ -247,8 +248,6 @@ def parse_args(argv=None) -> argparse.Namespace:
         default=True,
         help="Fig. 3: each strong net also plays its own copy (--no-itself: only the weak nets)",
     )
-    p.add_argument("--figures", default="3,4", help="which figures to play")
-    p.add_argument("--restart", action="store_true", help="replay every cell (default: resume games.csv)")
     matches.add_match_flags(p, plot_only="redraw the PNGs from --outdir's summaries")
     args = p.parse_args(argv)
     seven = args.board_size == 7

@@ -78,15 +78,15 @@ def add_match_flags(parser, *, plot_only: str, max_batch: bool = True) -> None:
       plot_only: the help of ``--plot_only``: what it redraws from ``--outdir``.
       max_batch: whether there is a ``--max_batch`` (games per lockstep match).
     """
-    parser.add_argument("--strong", default=STRONG, help="strong nets: comma list of [NAME=]SPEC")
-    parser.add_argument(
-        "--resign_threshold", type=float, default=None, help="resign below this value (default: never, played out)"
-    )
-    parser.add_argument("--score_visits", type=int, default=1000, help="the score estimate's search at a resignation")
-    parser.add_argument("--opening_moves", type=int, default=0, help="random opening moves per game pair")
+    common.add_flags(
+        parser, strong=STRONG, resign_threshold=common.Default.NONE, score_visits=1000, opening_moves=0,
+        plot_only=plot_only,
+        helps={"strong": "strong nets: comma list of [NAME=]SPEC",
+               "resign_threshold": "resign below this value (default: never, played out)",
+               "score_visits": "the score estimate's search at a resignation"},
+    )  # fmt: skip
     if max_batch:
         parser.add_argument("--max_batch", type=int, default=1024, help="most games per lockstep match")
-    parser.add_argument("--plot_only", action="store_true", help=plot_only)
     parser.add_argument("--verbose", action="store_true", help="a line per game")
 
 

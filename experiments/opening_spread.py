@@ -206,14 +206,15 @@ def plot_only(args) -> list[dict]:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, games=128, games_help="games per opening policy", visits=32)
-    p.add_argument("--net", default="", help="zoo:<name>, a checkpoint, or an entry of --zoo_dir (required)")
-    p.add_argument("--zoo_dir", default="", help="a private zoo directory (e.g. an ablation's nets/)")
+    p = common.make_parser(
+        __file__, __doc__, games=128, games_help="games per opening policy", visits=32, net="", zoo_dir="", komi=9.5,
+        plot_only="rebuild the tables and PNG from --outdir's games.csv",
+        helps={"net": "zoo:<name>, a checkpoint, or an entry of --zoo_dir (required)",
+               "zoo_dir": "a private zoo directory (e.g. an ablation's nets/)"},
+    )  # fmt: skip
     p.add_argument("--opening_policies", default="visits,improved")
     p.add_argument("--random_moves", type=int, default=8, help="sampled opening moves (configs/go7.py: 8)")
-    p.add_argument("--komi", type=float, default=9.5)
     p.add_argument("--batch", type=int, default=64, help="games in lockstep")
-    p.add_argument("--plot_only", action="store_true", help="rebuild the tables and PNG from --outdir's games.csv")
     args = p.parse_args(argv)
     if not args.net and not args.plot_only:
         p.error("--net is required (unless --plot_only)")

@@ -975,24 +975,18 @@ def run(args) -> list[dict]:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, games=16, games_help="games per condition, colours alternating",
-                           visits=128)  # fmt: skip
+    p = common.make_parser(
+        __file__, __doc__, games=16, games_help="games per condition, colours alternating", visits=128,
+        net="zoo:go7-S1", opponent="gnugo", level=10, black_komi=9.5, white_komi=9.5,
+        opening_moves=common.Default.NONE, timeout=120.0,
+        helps={"net": "the strong net: a checkpoint or zoo:<name>",
+               "opponent": "the weaker player: gnugo (at --level), gnugo:LEVEL or a net [NAME=]SPEC",
+               "level": "GNU Go's level (it never resigns)",
+               "opening_moves": "random opening moves per colour pair (default: 4 against a net, 0 against GNU Go)"},
+    )  # fmt: skip
     player_cli.add_player_flags(p, prefix="opponent_")
-    p.add_argument("--net", default="zoo:go7-S1", help="the strong net: a checkpoint or zoo:<name>")
-    p.add_argument(
-        "--opponent", default="gnugo", help="the weaker player: gnugo (at --level), gnugo:LEVEL or a net [NAME=]SPEC"
-    )
-    p.add_argument("--level", type=int, default=10, help="GNU Go's level (it never resigns)")
     p.add_argument("--methods", default=METHODS, help="comma list: none, naive, A, B[:c], C[:c], endgame[:gamma]")
     p.add_argument("--target_winrate", type=float, default=0.5, help="Method A's target")
-    p.add_argument("--black_komi", type=float, default=9.5, help="komi when the net is Black")
-    p.add_argument("--white_komi", type=float, default=9.5, help="komi when the net is White")
-    p.add_argument(
-        "--opening_moves",
-        type=int,
-        default=None,
-        help="random opening moves per colour pair (default: 4 against a net, 0 against GNU Go)",
-    )
     p.add_argument("--equivalence_margin", type=float, default=0.10, help="TOST: the win rate within 1/2 ± this")
     p.add_argument(
         "--endgame_starts",
@@ -1011,7 +1005,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument(
         "--endgame_band", type=float, default=3.0, help="keep starts whose |α + k| for the side to move is below this"
     )
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
     p.add_argument("--overwrite", action="store_true", help="replay conditions (and remake starts) already in --outdir")
     p.add_argument("--summarize_only", action="store_true", help="only rebuild the tables and the PNG")
     args = p.parse_args(argv)

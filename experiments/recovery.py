@@ -226,9 +226,9 @@ def plot_fig7(rows: Sequence[dict], title: str = ""):
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = common.make_parser(__file__, __doc__, outdir="runs/recovery", games=100, visits=64,
-                           games_help="games per cell (the paper: 400)")  # fmt: skip
-    p.add_argument("--opponent", default=OPPONENT, help="the weak net, [NAME=]SPEC (the paper's W3)")
-    p.add_argument("--lambdas", default=",".join(f"{v:g}" for v in LAMBDAS), help="the strong nets' λ values")
+                           games_help="games per cell (the paper: 400)", opponent=OPPONENT,
+                           lambdas=",".join(f"{v:g}" for v in LAMBDAS), restart="cell",
+                           helps={"opponent": "the weak net, [NAME=]SPEC (the paper's W3)"})  # fmt: skip
     p.add_argument("--h1_komi", type=float, default=H1_KOMI, help="H1's komi at malus 0")
     p.add_argument("--h1_maluses", default=",".join(f"{v:g}" for v in H1_MALUSES), help="'' skips H1")
     p.add_argument("--h2_komi", type=float, default=None, help="H2's komi at malus 0 (7x7: 13.5)")
@@ -241,7 +241,6 @@ def parse_args(argv=None) -> argparse.Namespace:
         "λ = 0 win --target_rate against --opponent, instead of the --h1/--h2 maluses",
     )
     p.add_argument("--target_rate", type=float, default=TARGET_RATE, help="with --situations_from: λ = 0's win rate")
-    p.add_argument("--restart", action="store_true", help="replay every cell (default: resume games.csv)")
     matches.add_match_flags(p, plot_only="redraw the PNG from --outdir's fig7_summary.csv")
     args = p.parse_args(argv)
     if args.h2_komi is None:

@@ -2,7 +2,7 @@
 
     python experiments/score_estimation.py --strong=zoo:go7-S1 \\
         --opponents=zoo:go7-S1,zoo:go7-W1,zoo:go7-W2,zoo:go7-W3 --scorer=zoo:go7-S1 \\
-        --games=100 --visits=32 --score_visits=1,100,1000 --resign_threshold=0.1 \\
+        --games=100 --visits=32 --score_visits_list=1,100,1000 --resign_threshold=0.1 \\
         --outdir=/tmp/score_estimation
 
 The papers score a game that ends by resignation with a fixed strong net
@@ -16,10 +16,10 @@ scorer's estimate is recorded, the game goes on to two passes, and the
 estimate is compared with the final Tromp–Taylor margin.
 
 Estimators compared, on the same games (the scorer does not change the moves,
-so every ``--score_visits`` value replays identical games):
+so every ``--score_visits_list`` value replays identical games):
 
 * the scorer's median over a search of ``v`` visits, for each ``v`` of
-  ``--score_visits`` (``v = 1`` is close to the plain α_s + k of the
+  ``--score_visits_list`` (``v = 1`` is close to the plain α_s + k of the
   position: the root and one child);
 * the resigning player's own move search (its median over ``--visits``
   visits), what saijax used before the fixed scorer.
@@ -54,26 +54,24 @@ OWN = "own search"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, games=100, games_help="games per opponent, colours alternating",
-                           visits=32)  # fmt: skip
-    p.add_argument("--strong", default="zoo:go7-S1", help="[NAME=]SPEC of the net that plays every match")
-    p.add_argument("--opponents", default="zoo:go7-S1,zoo:go7-W1,zoo:go7-W2,zoo:go7-W3", help="comma list")
-    p.add_argument("--scorer", default="zoo:go7-S1", help="the fixed scorer net (λ = μ = 0)")
-    p.add_argument("--score_visits", default="1,100,1000", help="comma list: the scorer's visits")
-    p.add_argument("--resign_threshold", type=float, default=0.1)
-    p.add_argument("--komi", type=float, default=9.5)
-    p.add_argument("--opening_moves", type=int, default=2, help="random first moves per colour pair")
+    p = common.make_parser(
+        __file__, __doc__, games=100, games_help="games per opponent, colours alternating", visits=32,
+        strong="zoo:go7-S1", opponents="zoo:go7-S1,zoo:go7-W1,zoo:go7-W2,zoo:go7-W3", scorer="zoo:go7-S1",
+        score_visits_list="1,100,1000", resign_threshold=0.1, komi=9.5, opening_moves=2,
+        helps={"strong": "[NAME=]SPEC of the net that plays every match",
+               "opening_moves": "random first moves per colour pair"},
+    )  # fmt: skip
     args = p.parse_args(argv)
     if args.games < 1:
         p.error("--games must be >= 1")
     if not 0 < args.resign_threshold < 1:
         p.error("--resign_threshold must be in (0, 1)")
     try:
-        visits = common.parse_list(args.score_visits, int)
+        visits = common.parse_list(args.score_visits_list, int)
     except ValueError:
         visits = []
     if not visits or min(visits) < 1:
-        p.error("--score_visits must be a non-empty list of ints >= 1")
+        p.error("--score_visits_list must be a non-empty list of ints >= 1")
     return args
 
 
@@ -83,7 +81,7 @@ def run(args) -> dict[str, list[dict]]:
     opponents = common.load_nets(args.opponents, **nets)
     plain = common.player_options(args, lambda_=0.0, mu=0.0, threshold=0.0)
     (scorer,) = common.load_nets([("scorer", args.scorer)], board_size=args.board_size, options=plain)
-    score_visits = common.parse_list(args.score_visits, int)
+    score_visits = common.parse_list(args.score_visits_list, int)
     rows = []
     for opponent in opponents:
         if opponent.name == strong.name:

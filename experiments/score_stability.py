@@ -2,7 +2,7 @@
 
     python -m experiments.run --config=experiments/configs/score_stability.py  # the shipped run
     python experiments/score_stability.py --strong=zoo:go7-S1 --opponents=zoo:go7-W1,zoo:go7-W2,zoo:go7-W3 \\
-        --scorer=zoo:go7-S2 --games=40 --visits=128 --score_visits=1,100,400,1000 --outdir=/tmp/score_stability
+        --scorer=zoo:go7-S2 --games=40 --visits=128 --score_visits_list=1,100,400,1000 --outdir=/tmp/score_stability
 
 The papers score a game that ended by resignation with a fixed strong net:
 the plain α_s + k of the resign position is "fairly unstable, in particular
@@ -23,7 +23,7 @@ about **stability**, tested here as such, with the accuracy beside it:
    ``--window`` plies of the resign point (the neighbouring positions of the
    same game): ``root α`` (the scorer's α_s + k of the position itself, no
    search) and ``median v`` (the median of α + k over the nodes of the
-   scorer's search of v visits, for each v of ``--score_visits``).
+   scorer's search of v visits, for each v of ``--score_visits_list``).
 4. The **reference** is not the players' own continuation (a weak player's
    blunders after the resign point would be charged to the estimate): from
    the resign point the scorer plays both sides with deterministic search
@@ -75,18 +75,15 @@ BATCH = 64  # positions per search call (padded: one compiled shape per visit co
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, games=40, games_help="games per opponent, colours alternating",
-                           visits=128)  # fmt: skip
-    p.add_argument("--strong", default="zoo:go7-S1", help="[NAME=]SPEC of the net that plays every match")
-    p.add_argument("--opponents", default="zoo:go7-W1,zoo:go7-W2,zoo:go7-W3", help="comma list of [NAME=]SPEC")
-    p.add_argument("--scorer", default="zoo:go7-S1", help="the fixed scorer net (λ = μ = 0); it also continues")
-    p.add_argument("--score_visits", default="1,100,400,1000", help="comma list: the scorer's search visits")
+    p = common.make_parser(
+        __file__, __doc__, games=40, games_help="games per opponent, colours alternating", visits=128,
+        strong="zoo:go7-S1", opponents="zoo:go7-W1,zoo:go7-W2,zoo:go7-W3", scorer="zoo:go7-S1",
+        score_visits_list="1,100,400,1000", resign_threshold=0.1, komi=9.5, opening_moves=2, restart="match",
+        helps={"strong": "[NAME=]SPEC of the net that plays every match",
+               "scorer": "the fixed scorer net (λ = μ = 0); it also continues"},
+    )  # fmt: skip
     p.add_argument("--continuation_visits", type=int, default=256, help="the reference continuation's visits")
-    p.add_argument("--resign_threshold", type=float, default=0.1)
     p.add_argument("--window", type=int, default=4, help="plies either side of the resign point")
-    p.add_argument("--komi", type=float, default=9.5)
-    p.add_argument("--opening_moves", type=int, default=2, help="random first moves per game pair")
-    p.add_argument("--restart", action="store_true", help="replay every match (default: resume games.csv)")
     p.add_argument(
         "--summarize_only",
         action="store_true",
@@ -100,11 +97,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.window < 1 or args.continuation_visits < 1:
         p.error("--window and --continuation_visits must be >= 1")
     try:
-        visits = common.parse_list(args.score_visits, int)
+        visits = common.parse_list(args.score_visits_list, int)
     except ValueError:
         visits = []
     if not visits or min(visits) < 1:
-        p.error(f"--score_visits must be a non-empty list of ints >= 1, got {args.score_visits!r}")
+        p.error(f"--score_visits_list must be a non-empty list of ints >= 1, got {args.score_visits_list!r}")
     return args
 
 
@@ -255,7 +252,7 @@ def run(args) -> dict[str, list[dict]]:
     continuer = scorer.replace(
         config=dataclasses.replace(scorer.config, num_simulations=args.continuation_visits, gumbel_scale=0.0)
     )
-    visits = common.parse_list(args.score_visits, int)
+    visits = common.parse_list(args.score_visits_list, int)
     pairs = args.games * len(opponents)
     print(
         f"power: {pairs} games, each estimator paired with the {max(visits)}-visit median on the same resign point, "

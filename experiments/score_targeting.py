@@ -1041,21 +1041,21 @@ def draw(outdir: str, cells: Sequence[dict]) -> list[str]:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, outdir="runs/score_targeting", games=100, visits=64,
-                           games_help="games per cell, even (the paper: 400)")  # fmt: skip
-    p.add_argument("--weak", default=WEAK, help="weak nets, strongest first (the last, W3, plays Fig. 6)")
-    p.add_argument("--komi", type=float, default=None, help="Black's komi, the even game's (7x7: 9.5)")
-    p.add_argument("--figures", default="5,6", help="which figures' cells to play")
-    p.add_argument("--lambdas", default="0.5,1", help="Fig. 5's λ values")
+    p = common.make_parser(
+        __file__, __doc__, outdir="runs/score_targeting", games=100, visits=64,
+        games_help="games per cell, even (the paper: 400)", weak=WEAK, komi=common.Default.NONE, figures="5,6",
+        lambdas="0.5,1", scorer=common.Default.NONE,
+        helps={"weak": "weak nets, strongest first (the last, W3, plays Fig. 6)",
+               "komi": "Black's komi, the even game's (7x7: 9.5)", "figures": "which figures' cells to play",
+               "lambdas": "Fig. 5's λ values",
+               "scorer": "[NAME=]SPEC scoring resigned games at λ = μ = 0; unset, the first strong net"},
+    )  # fmt: skip
     p.add_argument("--mu_fractions", default="0,0.5,0.75,1", help="Fig. 5's μ as fractions of λ")
     p.add_argument("--fig5_agents", default="", help="Fig. 5's agents as LAMBDA:MU, instead of λ × μ fractions")
     p.add_argument("--openings", choices=("per_cell", "shared"), default="per_cell",
                    help="shared: a net's agents play one opponent from the same openings (to pair them)")  # fmt: skip
     p.add_argument("--variable_agents", default="0.5:0,1:0,1:0.5", help="Fig. 6's agents, LAMBDA:MU")
     p.add_argument("--thresholds", default="0.5,0.7", help="Fig. 6's thresholds besides 0")
-    p.add_argument(
-        "--scorer", default=None, help="[NAME=]SPEC scoring resigned games at λ = μ = 0; unset, the first strong net"
-    )
     p.add_argument("--sgf", action="store_true", help="write every game's SGF to <outdir>/sgf")
     p.add_argument("--resume", action="store_true", help="keep the complete cells of <outdir>/games.csv")
     p.add_argument(

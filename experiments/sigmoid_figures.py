@@ -64,9 +64,8 @@ def _f(x) -> np.ndarray:
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = common.make_parser(
-        __file__, __doc__, outdir="runs/sigmoid_figures", board_size=None, seed=False, player=False
+        __file__, __doc__, outdir="runs/sigmoid_figures", board_size=None, seed=False, player=False, komi=7.5
     )
-    parser.add_argument("--komi", type=float, default=7.5)
     parser.add_argument("--lambda_", type=float, default=0.8, help="lambda of the ECAI Fig. 1 agent")
     parser.add_argument("--mu", type=float, default=0.3, help="mu of the ECAI Fig. 1 agent, <= lambda")
     args = parser.parse_args(argv)

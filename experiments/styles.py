@@ -219,19 +219,20 @@ def plot(summary: list[dict], path: str, *, opening: int, level: int, games: int
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, games=40, games_help="games per player, colours alternating", visits=64)
-    p.add_argument("--net", default="zoo:go7-base-S1", help="the plain net the style nets were fine-tuned from")
+    p = common.make_parser(
+        __file__, __doc__, games=40, games_help="games per player, colours alternating", visits=64,
+        net="zoo:go7-base-S1", level=10, black_komi=8.5, white_komi=9.5, timeout=120.0,
+        plot_only="redraw styles.png from --outdir's summary.csv",
+        helps={"net": "the plain net the style nets were fine-tuned from",
+               "black_komi": "komi when the styled side has Black",
+               "white_komi": "komi when the styled side has White"},
+    )  # fmt: skip
     p.add_argument("--centre_net", default="zoo:go7-centre", help="the offline centre-style net")
     p.add_argument("--edge_net", default="zoo:go7-edge", help="the offline edge-style net")
     p.add_argument("--players", default=",".join(ALL_PLAYERS), help=f"comma list from {ALL_PLAYERS}")
-    p.add_argument("--level", type=int, default=10)
-    p.add_argument("--black_komi", type=float, default=8.5, help="komi when the styled side has Black")
-    p.add_argument("--white_komi", type=float, default=9.5, help="komi when the styled side has White")
     p.add_argument("--opening", type=int, default=12, help="plies counted as the opening")
     p.add_argument("--w_diff", type=float, default=0.05, help="mixed: acceptable win-rate loss")
     p.add_argument("--p_th", type=float, default=0.1, help="mixed: the biased prior a move needs")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
-    p.add_argument("--plot_only", action="store_true", help="redraw styles.png from --outdir's summary.csv")
     args = p.parse_args(argv)
     if args.games < 1:
         p.error("--games must be >= 1")

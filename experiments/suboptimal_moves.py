@@ -67,20 +67,16 @@ from saijax import arena, go, match, players, search, sgf, stats
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, games=100, games_help="games per condition, colours alternating",
-                           visits=32)  # fmt: skip
-    p.add_argument("--strong", default="zoo:go7-S1", help="[NAME=]SPEC of the SAI net")
+    p = common.make_parser(
+        __file__, __doc__, games=100, games_help="games per condition, colours alternating", visits=32,
+        strong="zoo:go7-S1", opponent="zoo:go7-W3", scorer="zoo:go7-S2", komi=9.5, score_visits=64, opening_moves=2,
+        helps={"strong": "[NAME=]SPEC of the SAI net",
+               "scorer": "the fixed judge (λ = μ = 0): a net that is not one of the compared"},
+    )  # fmt: skip
     p.add_argument("--agents", default="0:0,1:0", help="comma list of lambda:mu for the SAI net")
     p.add_argument("--winrate_net", default="", help="[NAME=]SPEC of a winrate-head net of similar strength")
-    p.add_argument("--opponent", default="zoo:go7-W3", help="[NAME=]SPEC of the weak opponent")
-    p.add_argument(
-        "--scorer", default="zoo:go7-S2", help="the fixed judge (λ = μ = 0): a net that is not one of the compared"
-    )
-    p.add_argument("--komi", type=float, default=9.5)
-    p.add_argument("--score_visits", type=int, default=64)
     p.add_argument("--loss", type=float, default=1.0, help="points a move must lose to count")
     p.add_argument("--decided", type=float, default=5.0, help="the winner's estimated lead that decides a game")
-    p.add_argument("--opening_moves", type=int, default=2)
     p.add_argument(
         "--summarize_only",
         action="store_true",

@@ -284,16 +284,13 @@ def run(args) -> dict:
 
 def parse_args(argv=None):
     p = common.make_parser(
-        __file__, __doc__, games=20, games_help="games per (strong net, candidate)", visits=128, board_size=None
-    )
-    p.add_argument("--workdir", required=True, help="the run's workdir (its kept checkpoints)")
+        __file__, __doc__, games=20, games_help="games per (strong net, candidate)", visits=128, board_size=None,
+        workdir=common.Default.REQUIRED, komi=9.5, opening_moves=2, restart="pairing",
+    )  # fmt: skip
     p.add_argument("--elo", required=True, help="the run's elo.csv (experiments/elo_curve.py)")
     p.add_argument("--targets", default=DEFAULT_TARGETS, help="the strong nets' target win rates against W1, W2, ...")
     p.add_argument("--candidates", type=int, default=2, help="candidate generations measured per target")
     p.add_argument("--extra", default="", help="more candidate generations, e.g. where the curve's gaps miss")
-    p.add_argument("--komi", type=float, default=9.5)
-    p.add_argument("--opening_moves", type=int, default=2, help="random opening moves per game pair")
-    p.add_argument("--restart", action="store_true", help="replay every pairing (default: resume games.csv)")
     p.add_argument("--export", default="", help="zoo directory to write the six nets to (e.g. saijax/zoo)")
     p.add_argument("--prefix", default="go7-", help="the exported entries' name prefix")
     p.add_argument("--dtype", default="float16", choices=zoo.STORAGE_DTYPES, help="the exported weights' storage")

@@ -42,6 +42,31 @@ def test_parser_without_optional_flags(capsys):
     assert vars(args) == {"outdir": "/tmp/x"}
 
 
+def test_shared_flags_take_the_scripts_defaults_and_one_type(capsys):
+    p = common.make_parser(__file__, None, outdir="x", player=False, komi=9.5, opening_moves=2, restart="pairing",
+                           plot_only="redraw it", resign_threshold=common.Default.NONE,
+                           workdir=common.Default.REQUIRED, helps={"komi": "the pairings' komi"})  # fmt: skip
+    args = p.parse_args(["--workdir=w"])
+    assert (args.komi, args.opening_moves, args.restart, args.plot_only, args.resign_threshold) == (
+        9.5, 2, False, False, None)  # fmt: skip
+    args = p.parse_args(["--workdir=w", "--komi=7", "--opening_moves=4", "--restart", "--resign_threshold=0.1"])
+    assert (args.komi, args.opening_moves, args.restart, args.resign_threshold) == (7.0, 4, True, 0.1)
+    helps = {a.dest: a.help for a in p._actions}
+    assert helps["restart"] == "replay every pairing (default: resume games.csv)" and helps["plot_only"] == "redraw it"
+    assert helps["komi"] == "the pairings' komi" and helps["opening_moves"] == common.SHARED_FLAGS["opening_moves"].help
+    with pytest.raises(SystemExit):
+        p.parse_args([])  # --workdir is required
+    with pytest.raises(SystemExit):
+        p.parse_args(["--workdir=w", "--opening_moves=1.5"])
+    capsys.readouterr()
+    with pytest.raises(TypeError, match="not a shared flag"):
+        common.make_parser(__file__, None, komis=9.5)
+    with pytest.raises(TypeError, match="level"):
+        common.make_parser(__file__, None, komi=9.5, helps={"level": "GNU Go's level"})
+    # --score_visits is one int everywhere; a list of them is --score_visits_list.
+    assert common.SHARED_FLAGS["score_visits"].type is int and common.SHARED_FLAGS["score_visits_list"].type is str
+
+
 def test_bad_player_flag_is_a_value_error():
     args = common.make_parser(__file__, None, outdir="x").parse_args(["--mu=0.5"])  # μ > λ = 0
     with pytest.raises(ValueError, match="mu"):

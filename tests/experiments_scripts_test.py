@@ -205,7 +205,7 @@ def test_score_targeting_runs_and_resumes(tmp_path, capsys):
 
 def test_score_estimation_run(tmp_path):
     _run("score_estimation", *NETS, "--games=2", "--strong=S=uniform", "--opponents=W=uniform", "--scorer=uniform",
-         "--score_visits=2", "--komi=0.5", "--resign_threshold=0.5", "--outdir", tmp_path)  # fmt: skip
+         "--score_visits_list=2", "--komi=0.5", "--resign_threshold=0.5", "--outdir", tmp_path)  # fmt: skip
     assert {"games.csv", "summary.csv", "score_estimation.png"} <= set(_files(tmp_path))
     assert [r["estimator"] for r in common.read_csv(tmp_path / "summary.csv")] == ["scorer 2 visits", "own search"]
 
@@ -325,8 +325,8 @@ def test_gnugo_configs_play_and_redraw(claim, name, settings, outputs, tmp_path,
 
 @pytest.mark.slow
 def test_score_stability_config_plays_and_resumes(tmp_path, capsys):
-    runs = dict(main=dict(strong="S=uniform", opponents=["W=uniform"], scorer="uniform", games=2, score_visits=[1, 2],
-                          continuation_visits=2, resign_threshold=0.9))  # fmt: skip
+    runs = dict(main=dict(strong="S=uniform", opponents=["W=uniform"], scorer="uniform", games=2,
+                          score_visits_list=[1, 2], continuation_visits=2, resign_threshold=0.9))  # fmt: skip
     config = configured("score_stability", tmp_path, play=True, match=TINY, runs=runs)
     run.run(config)
     out = tmp_path / "main"

@@ -26,7 +26,7 @@ def get_config():
     c.match = dict(visits=128, gumbel_scale=0.0, opening_moves=2, komi=9.5, seed=0, board_size=7)
     c.runs = dict(
         main=dict(strong="zoo:go7-S1", opponents=("zoo:go7-W1", "zoo:go7-W2", "zoo:go7-W3"), scorer="zoo:go7-S2",
-                  games=40, score_visits=(1, 100, 400, 1000), continuation_visits=256, resign_threshold=0.1,
+                  games=40, score_visits_list=(1, 100, 400, 1000), continuation_visits=256, resign_threshold=0.1,
                   window=4),
     )  # fmt: skip
     c.shipped = dict(main="experiments/results/score_stability/main")
