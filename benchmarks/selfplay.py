@@ -25,7 +25,13 @@ forward pass's compilation), plays one warm-up chunk, and then alternates
 * the search alone (:class:`SearchHarness`), timed the same way, and the
   same search with a network that costs nothing (:func:`null_evaluator`):
   the share of the search's time that is tree work (selection, the Go step
-  of each simulation, the backward pass), not the network.
+  of each simulation, the backward pass), not the network. Both search the
+  positions the slots were at when the round began, so that they cost what
+  self-play's searches cost then;
+* self-play around the search: the same chunks with a search that costs
+  nothing (:func:`free_search`, :class:`OutsideHarness`) from the same
+  state, as a share of the round's self-play time: move choice, board
+  steps, branches, refills and records.
 
 Every rate of a round averages over the same length of time: a best-of-3
 timing of a 0.1-second forward loop against one 10-second self-play timing
@@ -41,6 +47,11 @@ hide) and host collection (which runs while the device plays the next
 chunk); writing the rows and SGFs, which the pipeline does once a
 generation on a thread while training runs, is timed after each round and
 reported apart, outside the ratio.
+
+With ``--check_pipeline=N`` a real N-generation run of the config
+(:func:`pipeline_check`) goes first, and the rounds then play the net that
+played its last generation, whose ``selfplay_evaluations /
+selfplay_seconds`` the benchmark's self-play rate is compared with.
 
 The last line is ``selfplay/forward ratio R``. ``benchmarks/gpu.py`` calls
 :func:`build`, :func:`compile_chunk`, :func:`measure` and
@@ -62,8 +73,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from saijax import checkpoints, distributed, go, networks, pipeline, replay, search, selfplay, styles, training
 from saijax import config as config_lib
-from saijax import distributed, go, networks, pipeline, replay, search, selfplay, styles, training
 
 
 @dataclasses.dataclass
@@ -107,8 +118,9 @@ class Bench:
         )
 
 
-def build(config, generation: int = 0) -> Bench:
-    """The pipeline's self-play at ``generation``, on a fresh generation-0 net.
+def build(config, generation: int = 0, variables=None) -> Bench:
+    """The pipeline's self-play at ``generation``, on a fresh generation-0 net
+    (or on ``variables``, a net of that shape: :func:`pipeline_check`'s).
 
     As ``pipeline.train_and_evaluate`` builds it: the rules (style, move
     cap), the network of the schedule at ``generation`` initialised with the
@@ -126,7 +138,9 @@ def build(config, generation: int = 0) -> Bench:
     net = spec.build()
     evaluator = search.make_network_evaluator(net, rules, precision=config.precision)
     base_key = jax.random.PRNGKey(config.seed)
-    variables = training.replicate(networks.init_network(net, jax.random.fold_in(base_key, 10**6)), mesh)
+    if variables is None:
+        variables = networks.init_network(net, jax.random.fold_in(base_key, 10**6))
+    variables = training.replicate(variables, mesh)
     alpha0, beta0, _ = pipeline._empty_board_eval(evaluator, variables, rules)
     s_cfg = pipeline.search_config(config, generation)
     sp_cfg = pipeline.selfplay_config(config)
@@ -264,7 +278,14 @@ class SearchHarness:
     choosing moves, stepping boards, queueing branches or recording. With
     playout caps a full and a cheap search are both timed, and weighted by
     the full-search probability as self-play's moves are. ``rate()`` is
-    evaluations/s counted as self-play counts them."""
+    evaluations/s counted as self-play counts them.
+
+    As in :class:`ForwardHarness`, each of the ``moves`` searches gets another
+    batch (the positions rolled along the batch axis, made beforehand): with
+    the same positions every time, the root's evaluation, which depends on
+    the positions and the network only, could be hoisted out of the loop and
+    paid once, a saving self-play never has (an eighth of an 8-simulation
+    search)."""
 
     def __init__(self, bench: Bench, moves: int = 4, evaluator: search.Evaluator | None = None):
         sp, s_cfg = bench.selfplay_config, bench.search_config
@@ -281,8 +302,9 @@ class SearchHarness:
 
         def make(cfg):
             @jax.jit
-            def run(params, states, key):
-                def body(total, k):
+            def run(params, rolled, key):
+                def body(total, xs):
+                    k, states = xs
                     out = search.run_search(
                         evaluator,
                         params,
@@ -295,20 +317,27 @@ class SearchHarness:
                     )
                     return total + jnp.sum(out.policy) + jnp.sum(out.root_alpha), None
 
-                return jax.lax.scan(body, jnp.float32(0.0), jax.random.split(key, self.moves))[0]
+                xs = (jax.random.split(key, self.moves), rolled)
+                return jax.lax.scan(body, jnp.float32(0.0), xs)[0]
 
             return run
 
         self._runs = [(w, cfg, make(cfg)) for w, cfg in self.parts]
-        self._args = (bench.variables, bench.sp_state.games, jax.random.PRNGKey(0))
+        self._args = (bench.variables, _rolled(bench.sp_state.games, self.moves), jax.random.PRNGKey(0))
         t = time.perf_counter()
         for _, _, run in self._runs:
             jax.block_until_ready(run(*self._args))
         self.compile_seconds = time.perf_counter() - t
 
-    def rate(self, seconds: float = 0.0) -> float:
+    def rate(self, seconds: float = 0.0, states: go.GoState | None = None) -> float:
         """Evaluations/s, each search timed over as many calls as take at
-        least its weight's share of ``seconds`` (one call at 0)."""
+        least its weight's share of ``seconds`` (one call at 0), of the
+        positions ``states`` (the self-play slots' positions; default: those
+        it was built with). A search's cost depends on the position (captures,
+        the superko walk, two-pass leaves), so the measure passes the slots'
+        positions at the start of each round: what self-play searched then."""
+        if states is not None:
+            self._args = (self._args[0], _rolled(states, self.moves), self._args[2])
         per_move = evals = 0.0
         for weight, cfg, run in self._runs:
             t, calls = time.perf_counter(), 0
@@ -331,6 +360,73 @@ def null_evaluator(rules: go.GoRules) -> search.Evaluator:
         return jnp.zeros((zero.shape[0], rules.num_points + 1), jnp.float32) + zero[:, None], zero, zero + 1.0
 
     return evaluate
+
+
+def free_search(evaluator, params, keys, states, *, rules, config, agent, noise_scale) -> search.SearchOutput:
+    """A search that costs nothing, with :func:`search.run_search`'s signature:
+    a random legal move (a point where there is one), visits and policy
+    spread over the legal moves, values 0.5, α = 0. A chunk built with it
+    (``selfplay.make_chunk_fn(..., run_search=free_search)``) times what
+    self-play does around the search: move choice, board steps, branches,
+    refills and records."""
+    del evaluator, params, config, agent, noise_scale
+    b, a = states.legal.shape
+    legal = states.legal
+    points = legal.at[:, rules.pass_action].set(False)
+    pick = jnp.where(jnp.any(points, axis=1, keepdims=True), points, legal)
+    action = jnp.argmax(jnp.where(pick, jax.random.uniform(keys[0], (b, a)), -1.0), axis=1).astype(jnp.int32)
+    visits = legal.astype(jnp.int32) * 2
+    policy = legal / jnp.maximum(jnp.sum(legal, axis=1, keepdims=True), 1)
+    values = jnp.where(legal, 0.5, jnp.nan)
+    zero = jnp.zeros((b,), jnp.float32)
+    return search.SearchOutput(
+        action=action,
+        visit_counts=visits,
+        policy=policy,
+        root_alpha=zero,
+        root_beta=zero + 1.0,
+        root_winrate=zero + 0.5,
+        root_value=zero + 0.5,
+        x_lambda=zero,
+        x_mu=zero,
+        child_visits=visits,
+        child_q=values,
+        child_prior=policy,
+        child_score_lead=values,
+        child_beta=values,
+        child_pv=jnp.full((b, a, 1), -1, jnp.int32),
+        pv=jnp.full((b, 1), -1, jnp.int32),
+        best_value=zero + 0.5,
+        score_estimate=zero,
+    )
+
+
+class OutsideHarness:
+    """Self-play's chunk with :func:`free_search` in place of the search,
+    from the slots' current state (the benchmark's state does not advance):
+    what a chunk costs around its searches. ``seconds(chunks)`` is the wall
+    time of that many chunks, compiled apart in the constructor."""
+
+    def __init__(self, bench: Bench):
+        self.bench = bench
+        self.chunk = selfplay.make_chunk_fn(
+            bench.evaluator,
+            bench.rules,
+            bench.search_config,
+            bench.selfplay_config,
+            agent=pipeline.selfplay_agent(bench.config),
+            ownership=config_lib.records_ownership(bench.config),
+            run_search=free_search,
+        )
+        jax.block_until_ready(self.chunk(*bench.chunk_args()))
+
+    def seconds(self, chunks: int) -> float:
+        params, state, key, alpha, beta = self.bench.chunk_args()
+        t = time.perf_counter()
+        for i in range(chunks):
+            state, records = self.chunk(params, state, jax.random.fold_in(key, i), alpha, beta)
+        jax.block_until_ready(records)
+        return time.perf_counter() - t
 
 
 def _write_generation(bench: Bench, directory: str, index: int) -> tuple[float, float, int]:
@@ -357,6 +453,7 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
     forward = ForwardHarness(bench.evaluator, bench.variables, bench.sp_state.games, forward_passes)
     searching = SearchHarness(bench)
     tree_only = SearchHarness(bench, evaluator=null_evaluator(bench.rules))
+    outside = OutsideHarness(bench)
     batch = bench.selfplay_config.batch_size
     per_round = []
     with tempfile.TemporaryDirectory(prefix="selfplay_bench_") as scratch:
@@ -364,14 +461,16 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
             # Self-play first; then the forward pass and the search alone, each
             # timed over as long as the self-play took, so that every rate of a
             # round averages over the same length of a (possibly shared) machine.
+            positions = bench.sp_state.games  # the slots' positions as the round starts
+            outside_wall = outside.seconds(chunks)
             c, t = time.process_time(), time.perf_counter()
             loop = play(bench, chunks)
             sp_wall = time.perf_counter() - t
             sp_cpu = time.process_time() - c
             fwd_wall, fwd_cpu = forward.time(sp_wall)
             fwd_best = min(forward.time()[0] for _ in range(3))  # the ceiling as timed before (for comparison)
-            search_rate = searching.rate(sp_wall)
-            tree_rate = tree_only.rate(sp_wall / 4)  # a fraction of the time: it is over 10x faster
+            search_rate = searching.rate(sp_wall, positions)
+            tree_rate = tree_only.rate(sp_wall / 4, positions)  # a fraction of the time: it is over 10x faster
             full = loop.full_moves
             evals = evaluations(bench, chunks, full)
             t_replay, t_sgf, rows = _write_generation(bench, scratch, r)
@@ -384,6 +483,7 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
                 "ratio_best_of_3": sp_rate / (batch / fwd_best),
                 "search_ratio": sp_rate / search_rate,
                 "tree_work_share": search_rate / tree_rate,
+                "outside_search_share": outside_wall / sp_wall,
                 "cpu_ratio": (evals / sp_cpu) / (batch / fwd_cpu) if sp_cpu > 0 and fwd_cpu > 0 else float("nan"),
                 "selfplay_seconds": sp_wall,
                 "evaluations": evals,
@@ -415,6 +515,7 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
         "search_evals_per_s": median("search_evals_per_s"),
         "search_ratio": median("search_ratio"),
         "tree_work_share": median("tree_work_share"),
+        "outside_search_share": median("outside_search_share"),
         "forward_evals_per_s": median("forward_evals_per_s"),
         "selfplay_evals_per_s": median("selfplay_evals_per_s"),
         "ratio": float(np.median(ratios)),
@@ -454,7 +555,8 @@ def summary_lines(bench: Bench, compiled: dict[str, float], result: dict[str, An
         f"{result['search_compile_seconds']:.1f} s): {result['search_evals_per_s']:,.0f} evals/s, "
         f"self-play/search {result['search_ratio']:.3f}, search/forward "
         f"{result['search_evals_per_s'] / result['forward_evals_per_s']:.3f}; its tree work (the same search with "
-        f"a network that costs nothing) {result['tree_work_share']:.1%} of its time",
+        f"a network that costs nothing) {result['tree_work_share']:.1%} of its time; self-play around the search "
+        f"(its chunks with a search that costs nothing) {result['outside_search_share']:.1%} of self-play's time",
         f"ratio over the rounds: median {result['ratio']:.3f}, spread {result['ratio_min']:.3f}-"
         f"{result['ratio_max']:.3f}; CPU-time ratio {result['cpu_ratio']:.3f}; against the best of 3 single "
         f"forward timings instead (this benchmark's ceiling before) {result['ratio_best_of_3']:.3f}",
@@ -471,18 +573,21 @@ def _main(argv):
     config = _CONFIG.value
     f = flags.FLAGS
     filename = config_flags.get_config_filename(f["config"])
-    bench = build(config, f.generation)
+    # With --check_pipeline the real run goes first, and the rounds play the
+    # net that played its last generation.
+    check = pipeline_check(config, f.check_pipeline, f.generation) if f.check_pipeline > 0 else None
+    bench = build(config, f.generation, variables=None if check is None else check.pop("variables"))
     print(
         f"jax {jax.__version__} on {jax.devices()[0].platform} ({jax.device_count()} device(s)); "
-        f"{filename} at generation {f.generation}: {bench.describe()}",
+        f"{filename} at generation {f.generation}: {bench.describe()}"
+        + ("" if check is None else "; the net that played the real run's last generation"),
         flush=True,
     )
     compiled = compile_chunk(bench)
     result = measure(bench, rounds=f.rounds, chunks=f.chunks, forward_passes=f.forward_passes)
     result.update(compiled)
     lines = summary_lines(bench, compiled, result)
-    if f.check_pipeline > 0:
-        check = pipeline_check(config, f.check_pipeline, f.generation)
+    if check is not None:
         result["pipeline_check"] = check
         lines.insert(-1, check_line(result, check))
     if f.json:
@@ -495,18 +600,30 @@ def pipeline_check(config, generations: int, generation: int = 0) -> dict[str, A
     """A real run of the config (``pipeline.train_and_evaluate``, in a scratch
     workdir) for ``generations`` generations of the benchmarked simulations;
     its last generation's ``selfplay_evaluations / selfplay_seconds``, the
-    figure the benchmark's self-play rate must agree with."""
+    figure the benchmark's self-play rate must agree with, and
+    ``variables``: the net that played that generation (the checkpoint
+    before it), which the benchmark then plays, so that both time the same
+    net's games (a trained net's positions cost the search more than a
+    fresh one's)."""
     config = config.copy_and_resolve_references()
     spec = training.network_spec(config, generation)
     with config.unlocked():  # the benchmarked generation's visits and net from the start
         config.generations = int(generations)
         config.schedules.visits = ((0, config_lib.num_simulations(config, generation)),)
         config.schedules.network = ((0, spec.blocks, spec.filters),)
+        # No persistent compilation cache: it would live in the scratch
+        # workdir, which is gone when the rounds compile afterwards.
+        config.compilation_cache = False
     with tempfile.TemporaryDirectory(prefix="selfplay_check_") as work:
         pipeline.train_and_evaluate(config, work, progress=False, log=lambda *_: None)
         with open(os.path.join(work, "metrics.jsonl")) as lines:
             last = [json.loads(line) for line in lines][-1]
+        played = int(last["generation"]) - 1  # the checkpoint whose net played the last generation
+        variables = None
+        if played >= 0:
+            variables = checkpoints.load_network(os.path.join(work, "checkpoints", str(played))).variables
     return {
+        "variables": variables,
         "generations": int(generations),
         "network": last["network"],
         "selfplay_evals_per_s": last["selfplay_evaluations"] / last["selfplay_seconds"],
@@ -536,7 +653,10 @@ if __name__ == "__main__":
     flags.DEFINE_integer("generation", 0, "The generation whose net shape and simulations self-play uses.")
     flags.DEFINE_string("json", None, "Also write the result as JSON to this file.")
     flags.DEFINE_integer(
-        "check_pipeline", 0, "Also run the config for this many generations and compare its self-play rate (0: no)."
+        "check_pipeline",
+        0,
+        "First run the config for this many generations, then play its last generation's net and compare the "
+        "self-play rates (0: no; a fresh net plays).",
     )
     flags.mark_flags_as_required(["config"])
     sys.exit(app.run(_main))

@@ -306,6 +306,17 @@ def _first_move(rules: go.GoRules, logits) -> str:
     return go.to_gtp(rules, int(np.argmax(np.where(legal, logits, -np.inf))))
 
 
+def _pass_prior(rules: go.GoRules, logits) -> float:
+    """The policy's probability of a pass at the empty board (legal moves
+    only): beside ``_first_move``, it says whether a pass as the preferred
+    first move is a preference (a collapsing run's net) or the largest of a
+    near-uniform prior (1/(N² + 1) each)."""
+    legal = np.asarray(_empty_state_fn(rules)(jnp.float32(0.0)).legal)
+    z = np.where(legal, np.asarray(logits, np.float64), -np.inf)
+    p = np.exp(z - z.max())
+    return float(p[rules.pass_action] / p.sum())
+
+
 def _write_sgfs(rules, games, directory, generation, limit):
     os.makedirs(directory, exist_ok=True)
     paths = []
@@ -839,7 +850,12 @@ class _Run:
         # This generation's net (the one checkpoint `gen` holds for play):
         # its own fair-komi estimate and preferred first move.
         alpha_new, beta_new, logits_new = _empty_board_eval(built.evaluator, self.playing_variables(), self.rules)
-        metrics.update(alpha_empty=alpha_new, beta_empty=beta_new, first_move=_first_move(self.rules, logits_new))
+        metrics.update(
+            alpha_empty=alpha_new,
+            beta_empty=beta_new,
+            first_move=_first_move(self.rules, logits_new),
+            first_move_pass_prior=_pass_prior(self.rules, logits_new),
+        )
         # Where the generation's wall time went (seconds): compile_seconds is
         # JAX's tracing and compiling (inside the phases below, mostly
         # self-play's and training's first call); collect_seconds is the
@@ -939,6 +955,7 @@ class _Run:
             fair_komi=alpha0,
             beta_empty=beta0,
             first_move=_first_move(self.rules, logits0),
+            first_move_pass_prior=_pass_prior(self.rules, logits0),
             checkpoints=self.ckpt.directory,
             sgf_dir=self.sgf_dir,
             metrics=os.path.join(self.workdir, "metrics.jsonl"),
@@ -1102,12 +1119,24 @@ def _train_with_gating(config, rules, net, state, previous, train_step, sample, 
 # 5×5 and 0.65–0.75·N² on 7×7; collapsed PUCT runs fell to 0.16·N² on 9×9
 # and 0.5·N² on 5×5 (docs/design.md §6).
 SHORT_GAME_FRACTION = 1 / 2
+# More complete games than this fraction opening with a pass means self-play
+# itself passes at the empty board; healthy 9×9 runs open with a pass in
+# 0–1% of their games (docs/design.md §6).
+OPENING_PASS_FRACTION = 0.05
+# The net's prior for a pass at the empty board above this is a preference
+# for passing, not the largest entry of a near-uniform prior: issue 32's
+# 32-simulation run had pass as its argmax at 0.020 (1/82 = 0.012) while no
+# search chose it there (docs/design.md §6).
+PASS_PRIOR_FRACTION = 0.1
 
 
 def collapse_warning(board_size: int, m: dict[str, Any]) -> str | None:
     """A warning when self-play looks collapsed into short pass-ended games:
-    the complete games' mean length below ``SHORT_GAME_FRACTION``·N², or
-    the net's preferred first move a pass. None otherwise."""
+    the complete games' mean length below ``SHORT_GAME_FRACTION``·N², more
+    than ``OPENING_PASS_FRACTION`` of them opening with a pass, or the net's
+    preferred first move a pass with a prior above ``PASS_PRIOR_FRACTION``
+    (``first_move_pass_prior``; without it, any preferred pass). None
+    otherwise."""
     problems = []
     length = m.get("avg_game_length", float("nan"))
     if length == length and length < SHORT_GAME_FRACTION * board_size**2:
@@ -1116,8 +1145,16 @@ def collapse_warning(board_size: int, m: dict[str, Any]) -> str | None:
             f"complete games last {length:.1f} moves on average, under N²/2 = {board_size**2 / 2:g}"
             + (f" ({ended:.0%} ended by two passes)" if ended == ended else "")
         )
-    if m.get("first_move") == "pass":
-        problems.append("the net's preferred first move is pass")
+    opened = m.get("opening_pass_share", float("nan"))
+    if opened == opened and opened > OPENING_PASS_FRACTION:
+        problems.append(f"{opened:.0%} of the complete games opened with a pass")
+    prior = m.get("first_move_pass_prior", float("nan"))
+    if m.get("first_move") == "pass" and not prior <= PASS_PRIOR_FRACTION:
+        problems.append(
+            "the net's preferred first move is pass"
+            + (f" (prior {prior:.2f})" if prior == prior else "")
+            + (f"; self-play opened with a pass in {opened:.0%} of its complete games" if opened == opened else "")
+        )
     if not problems:
         return None
     return "; ".join(problems) + ": self-play may be collapsing into pass-ended games (docs/design.md §6)"
@@ -1131,7 +1168,8 @@ def _generation_line(gen: int, m: dict[str, Any]) -> str:
             f"games {m['games']} ({m['branch_games']} branches) moves {m['moves']} "
             f"B-win {m['black_winrate']:.2f} resign {m['resignations']} "
             f"(false {m['false_resignations']}/{m['no_resign_games']}) len {m['avg_game_length']:.1f} "
-            f"(pass-ended {m.get('pass_ended_games', float('nan')):.0%}) "
+            f"(pass-ended {m.get('pass_ended_games', float('nan')):.0%}, "
+            f"pass-opened {m.get('opening_pass_share', float('nan')):.0%}) "
             f"komi {m['avg_komi']:+.1f} score err {m['score_error']:.1f}"
             f" (late {m.get('score_error_late', float('nan')):.1f}, β {m.get('beta_late', float('nan')):.2f})"
         )
@@ -1140,7 +1178,8 @@ def _generation_line(gen: int, m: dict[str, Any]) -> str:
         gate = f" | gate {max(m['gating_scores']):.2f} {'promoted' if m['gating_promoted'] else 'kept'}"
     return (
         f"gen {gen:4d} | net {m['network']} sims {m['simulations']} | {sp}{gate} | "
-        f"α∅ {m['alpha_empty']:+.2f} β∅ {m['beta_empty']:.3f} first {m['first_move']} | "
+        f"α∅ {m['alpha_empty']:+.2f} β∅ {m['beta_empty']:.3f} first {m['first_move']} "
+        f"(pass prior {m.get('first_move_pass_prior', float('nan')):.3f}) | "
         f"loss {m.get('train_total_loss', float('nan')):.3f} (policy {m.get('train_policy_loss', float('nan')):.3f}, "
         f"value {m.get('train_value_loss', float('nan')):.4f}"
         + (f", ownership {m['train_ownership_loss']:.4f}" if "train_ownership_loss" in m else "")

@@ -311,13 +311,16 @@ def make_chunk_fn(
     agent: search.Agent | None = None,
     *,
     ownership: bool = False,
+    run_search=search.run_search,
 ):
     """A jitted ``chunk(params, sp_state, key, alpha_empty, beta_empty)``.
 
     ``agent`` is the λ/μ agent every self-play search uses (default λ = μ = 0).
     ``ownership`` records each move's resulting Tromp–Taylor ownership
     (``StepRecord.final_ownership``), from which :class:`GameCollector`
-    builds the ownership targets of played-out games.
+    builds the ownership targets of played-out games. ``run_search`` is the
+    search (``benchmarks/selfplay.py`` passes one that costs nothing, to time
+    what self-play does around the search).
 
     Returns ``(sp_state, records)`` with records a :class:`StepRecord` of
     shape [T, B]. ``key`` is consumed; per-move keys are folded in from it.
@@ -353,7 +356,7 @@ def make_chunk_fn(
         search_keys = jax.random.split(k_search, b)
 
         def searched(cfg, noise):
-            return search.run_search(
+            return run_search(
                 evaluator, params, search_keys, states, rules=rules, config=cfg, agent=agent, noise_scale=noise
             )
 
@@ -733,21 +736,27 @@ def pass_stats(games: list[FinishedGame]) -> dict[str, float]:
 
     ``pass_ended_games``: the fraction that ended by two passes (not by
     resignation or the move cap); ``first_pass_move``: the mean move number
-    of a game's first pass, over the games with one; ``median_game_length``.
+    of a game's first pass, over the games with one; ``median_game_length``;
+    ``opening_pass_share``: the fraction whose first move was a pass, what
+    self-play actually opened with (the net's preferred first move, the
+    metrics' ``first_move``, is only its prior's favourite).
     """
     complete = [g for g in games if not g.is_branch]
     if not complete:
-        return {"pass_ended_games": float("nan"), "first_pass_move": float("nan"), "median_game_length": float("nan")}
+        return dict.fromkeys(("pass_ended_games", "first_pass_move", "median_game_length", "opening_pass_share"),
+                             float("nan"))  # fmt: skip
     pass_action = int(complete[0].start_planes.shape[0]) ** 2
-    ended, firsts = 0, []
+    ended, firsts, opened = 0, [], 0
     for g in complete:
         moves = [a for a in g.actions if a >= 0]
         if len(moves) >= 2 and moves[-1] == moves[-2] == pass_action and not g.resigned:
             ended += 1
         if pass_action in moves:
             firsts.append(g.start_move + moves.index(pass_action))
+        opened += g.start_move == 0 and bool(moves) and moves[0] == pass_action
     return {
         "pass_ended_games": ended / len(complete),
+        "opening_pass_share": opened / len(complete),
         "first_pass_move": float(np.mean(firsts)) if firsts else float("nan"),
         "median_game_length": float(np.median([g.length for g in complete])),
     }

@@ -64,7 +64,12 @@ def _final_report(summary: dict, config, config_file: str | None) -> str:
         f"  β_∅ = {summary['beta_empty']:.3f}: how sure it is; Black's winrate at komi k is σ(β_∅·(α_∅ − k)),",
         "    so with a small β_∅ it stays near 50% whatever the komi",
         "  early in training both are small; as the net learns, α_∅ moves to the board's fair komi and β_∅ grows",
-        f"the net's preferred first move: {summary['first_move']}",
+        f"the net's preferred first move: {summary['first_move']}"
+        + (
+            f" (its prior gives a pass {summary['first_move_pass_prior']:.3f})"
+            if "first_move_pass_prior" in summary
+            else ""
+        ),
     ]
     if config_file:
         name = os.path.basename(config_file)

@@ -77,11 +77,12 @@ def test_selfplay_benchmark_ends_with_its_ratio(tmp_path):
     assert any("waiting for the device" in line and "host collection" in line for line in lines)
     assert any(line.startswith("compile: self-play chunk") for line in lines)
     search_line = next(line for line in lines if line.startswith("the search alone"))
-    assert "self-play/search" in search_line and "tree work" in search_line
+    assert "self-play/search" in search_line and "tree work" in search_line and "around the search" in search_line
     assert any(line.startswith("a real run, generation 0 of 1") for line in lines)
     data = json.loads(result.read_text())
     assert data["pipeline_check"]["selfplay_evals_per_s"] > 0 and data["search_ratio"] > 0
     assert data["tree_work_share"] > 0  # near 1 for tiny.py, whose net costs little
+    assert 0 < data["outside_search_share"] < 1.5  # a chunk with a free search, against the real one
     assert data["ratio"] == pytest.approx(ratio, abs=5e-4)
     # tiny.py: 8 slots, 4 simulations and no playout caps, so every move of
     # the 2 chunks of 4 moves costs 8 * (4 + 1) evaluations.

@@ -118,6 +118,7 @@ def test_pass_stats_count_pass_ended_games_and_first_passes():
     assert stats["pass_ended_games"] == pytest.approx(2 / 3)
     assert stats["first_pass_move"] == pytest.approx(0.5)
     assert stats["median_game_length"] == 4.0
+    assert stats["opening_pass_share"] == pytest.approx(1 / 3)  # the third game; not the branch
     assert set(stats) <= set(selfplay.generation_stats(games, 0.0, 0.1))
 
 
@@ -125,9 +126,17 @@ def test_the_run_warns_when_games_collapse():
     assert pipeline.collapse_warning(9, {"avg_game_length": 80.0, "first_move": "E5"}) is None
     short = pipeline.collapse_warning(9, {"avg_game_length": 13.0, "pass_ended_games": 0.9, "first_move": "E5"})
     assert "13.0 moves" in short and "N²/2 = 40.5" in short and "90% ended by two passes" in short
+    healthy = {"avg_game_length": 80.0, "first_move": "D4", "opening_pass_share": 0.01}
+    opened = pipeline.collapse_warning(9, {**healthy, "opening_pass_share": 0.25})
+    assert "25% of the complete games opened with a pass" in opened
+    # A pass as the argmax of a near-uniform prior (issue 32's 0.020 against 1/82) is no preference.
+    assert pipeline.collapse_warning(9, {**healthy, "first_move": "pass", "first_move_pass_prior": 0.02}) is None
+    prior = pipeline.collapse_warning(9, {**healthy, "first_move": "pass", "first_move_pass_prior": 0.4})
+    assert "preferred first move is pass (prior 0.40); self-play opened with a pass in 1% of" in prior
     assert "preferred first move is pass" in pipeline.collapse_warning(
         9, {"avg_game_length": 80.0, "first_move": "pass"}
     )
+    assert pipeline.collapse_warning(9, healthy) is None
 
 
 def test_leela_pass_rule_allows_a_pass_only_where_leela_zero_would():
