@@ -19,8 +19,10 @@ CLAIMS = sorted(p.stem for p in (REPO / "experiments" / "configs").glob("*.py") 
 
 
 def _readme_config_commands() -> list[list[str]]:
-    """The arguments of every ``python -m experiments.run --config=...`` command of experiments/README.md."""
-    text = (REPO / "experiments" / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
+    """The arguments of every ``python -m experiments.run --config=...`` command of experiments/README.md and
+    the README."""
+    readmes = (REPO / "experiments" / "README.md", REPO / "README.md")
+    text = "\n".join(p.read_text(encoding="utf-8") for p in readmes).replace("\\\n", " ")
     found = re.findall(r"python -m experiments\.run (--config=[^`\n]*)", text)
     return [shlex.split(command.split("  #")[0], comments=True) for command in found]
 
