@@ -118,6 +118,19 @@ class Bench:
         )
 
 
+def _chunk_fn(config, rules, evaluator, s_cfg, sp_cfg, run_search=search.run_search):
+    """The chunk function the pipeline builds for ``config`` (with another search: :class:`OutsideHarness`)."""
+    return selfplay.make_chunk_fn(
+        evaluator,
+        rules,
+        s_cfg,
+        sp_cfg,
+        agent=pipeline.selfplay_agent(config),
+        ownership=config_lib.records_ownership(config),
+        run_search=run_search,
+    )
+
+
 def build(config, generation: int = 0, variables=None) -> Bench:
     """The pipeline's self-play at ``generation``, on a fresh generation-0 net
     (or on ``variables``, a net of that shape: :func:`pipeline_check`'s).
@@ -144,14 +157,7 @@ def build(config, generation: int = 0, variables=None) -> Bench:
     alpha0, beta0, _ = pipeline._empty_board_eval(evaluator, variables, rules)
     s_cfg = pipeline.search_config(config, generation)
     sp_cfg = pipeline.selfplay_config(config)
-    chunk = selfplay.make_chunk_fn(
-        evaluator,
-        rules,
-        s_cfg,
-        sp_cfg,
-        agent=pipeline.selfplay_agent(config),
-        ownership=config_lib.records_ownership(config),
-    )
+    chunk = _chunk_fn(config, rules, evaluator, s_cfg, sp_cfg)
     gen_key = jax.random.fold_in(base_key, generation)
     sp_state = selfplay.init_selfplay(
         rules, sp_cfg, distributed.process_key(jax.random.fold_in(gen_key, 2)), alpha0, beta0
@@ -409,14 +415,8 @@ class OutsideHarness:
 
     def __init__(self, bench: Bench):
         self.bench = bench
-        self.chunk = selfplay.make_chunk_fn(
-            bench.evaluator,
-            bench.rules,
-            bench.search_config,
-            bench.selfplay_config,
-            agent=pipeline.selfplay_agent(bench.config),
-            ownership=config_lib.records_ownership(bench.config),
-            run_search=free_search,
+        self.chunk = _chunk_fn(
+            bench.config, bench.rules, bench.evaluator, bench.search_config, bench.selfplay_config, free_search
         )
         jax.block_until_ready(self.chunk(*bench.chunk_args()))
 

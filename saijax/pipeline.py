@@ -300,21 +300,19 @@ def _empty_board_eval(evaluator, variables, rules, komi=0.0):
     return float(alpha[0]), float(beta[0]), np.asarray(logits[0])
 
 
-def _first_move(rules: go.GoRules, logits) -> str:
-    """The empty board's most likely legal move under the policy, as a GTP vertex."""
-    legal = np.asarray(_empty_state_fn(rules)(jnp.float32(0.0)).legal)
-    return go.to_gtp(rules, int(np.argmax(np.where(legal, logits, -np.inf))))
-
-
-def _pass_prior(rules: go.GoRules, logits) -> float:
-    """The policy's probability of a pass at the empty board (legal moves
-    only): beside ``_first_move``, it says whether a pass as the preferred
-    first move is a preference (a collapsing run's net) or the largest of a
+def _first_move(rules: go.GoRules, logits) -> dict[str, Any]:
+    """The empty board under the policy: ``first_move``, its most likely legal
+    move as a GTP vertex, and ``first_move_pass_prior``, its probability of a
+    pass (legal moves only), which says whether a pass as the preferred first
+    move is a preference (a collapsing run's net) or the largest entry of a
     near-uniform prior (1/(N² + 1) each)."""
     legal = np.asarray(_empty_state_fn(rules)(jnp.float32(0.0)).legal)
     z = np.where(legal, np.asarray(logits, np.float64), -np.inf)
     p = np.exp(z - z.max())
-    return float(p[rules.pass_action] / p.sum())
+    return {
+        "first_move": go.to_gtp(rules, int(np.argmax(z))),
+        "first_move_pass_prior": float(p[rules.pass_action] / p.sum()),
+    }
 
 
 def _write_sgfs(rules, games, directory, generation, limit):
@@ -853,8 +851,7 @@ class _Run:
         metrics.update(
             alpha_empty=alpha_new,
             beta_empty=beta_new,
-            first_move=_first_move(self.rules, logits_new),
-            first_move_pass_prior=_pass_prior(self.rules, logits_new),
+            **_first_move(self.rules, logits_new),
         )
         # Where the generation's wall time went (seconds): compile_seconds is
         # JAX's tracing and compiling (inside the phases below, mostly
@@ -954,8 +951,7 @@ class _Run:
         self.summary.update(
             fair_komi=alpha0,
             beta_empty=beta0,
-            first_move=_first_move(self.rules, logits0),
-            first_move_pass_prior=_pass_prior(self.rules, logits0),
+            **_first_move(self.rules, logits0),
             checkpoints=self.ckpt.directory,
             sgf_dir=self.sgf_dir,
             metrics=os.path.join(self.workdir, "metrics.jsonl"),
