@@ -56,7 +56,12 @@ what they meant in go7.py (one generation here is about 8 of go7.py's):
   of 170): generations 95 and 148.
 
 Training steps on 1,024 positions (go7.py: 128), so a generation's 4 samples
-per new row (about 100 k rows) are about 400 steps, not 3,200 small ones.
+per new row (about 100 k rows) are about 400 steps, not 3,200 small ones,
+in blocks of 32 steps as one program each on a GPU (default.py's
+`training.steps_per_call` = 0): the first leg, step by step, spent 57% of
+its time training, 9.7 ms a step, where the steps' compute takes 2.5 ms
+(benchmarks/training.py on the H200: 103 steps/s step by step, 394 in
+blocks of 32, 403 for the compute alone).
 
 Expected: about 2.7 M evaluations a generation (4,096 games of about 670,
 as go7.py's generation 169 played them), 6–10 s a generation, so about

@@ -647,6 +647,36 @@ def _go7_run_curve(results: str) -> str:
     return common.markdown_table(header, body)
 
 
+@table("go7_gpu_leg1")
+def _go7_gpu_leg1(results: str) -> str:
+    """go7_gpu's committed leg in blocks of 10 generations, from its metrics.jsonl."""
+    import json
+
+    with open(os.path.join(results, "go7_gpu_run", "leg", "metrics.jsonl"), encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    body, evaluations, seconds = [], 0, 0.0
+    for start in range(0, len(rows), 10):
+        block = rows[start : start + 10]
+        evaluations += sum(r["selfplay_evaluations"] for r in block)
+        seconds += sum(r["seconds"] for r in block)
+        moves = collections.Counter(r["first_move"] for r in block)
+        games = sum(r["games"] for r in block)
+
+        def mean(field, fmt, average=statistics.fmean, block=block):
+            return _num(average([float(r[field]) for r in block]), fmt)
+
+        body.append((f"{block[0]['generation']}–{block[-1]['generation']}", f"{evaluations / 1e6:.1f} M",
+                     f"{seconds / 60:.1f}", mean("alpha_empty", ".2f"), mean("beta_empty", ".3f"),
+                     mean("score_error", ".1f"), mean("score_error_late", ".1f"),
+                     mean("beta_late", ".2f", statistics.median),
+                     ", ".join(f"{m} ×{n}" if n > 1 else m for m, n in moves.items()),
+                     mean("avg_game_length", ".1f"),
+                     f"{sum(r['resignations'] for r in block) / games:.0%}"))  # fmt: skip
+    header = ("generations", "evaluations (end)", "minutes (end, generations' own)", "α_∅", "β_∅", "score error",
+              "late error", "late β (median)", "first move", "mean length", "resigned")  # fmt: skip
+    return common.markdown_table(header, body)
+
+
 # --------------------------------------------------------------------------
 # The ablation's arms and catch-up (experiments/configs/ablation.py).
 

@@ -58,6 +58,7 @@ __all__ = [
     "num_simulations",
     "schedule_value",
     "validate",
+    "steps_per_call",
     "window_size",
 ]
 
@@ -353,6 +354,8 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     if not ema_decay < 1.0:
         raise ValueError(f"training.ema_decay must be in [0, 1) (0: no weight averaging), got {ema_decay!r}")
     _optional_float(config, "training.samples_per_new_row")
+    if _has(config, "training.steps_per_call"):
+        _int(config, "training.steps_per_call", 0)
 
     # Gating.
     _bool(config, "gating.enabled")
@@ -447,6 +450,20 @@ def network_shape(config, generation: int) -> tuple[int, int]:
         blocks, filters = schedule_value(config.schedules.network, generation)
         return int(blocks), int(filters)
     return int(config.network.blocks), int(config.network.filters)
+
+
+AUTO_STEPS_PER_CALL = 32  # training.steps_per_call = 0 off the CPU
+
+
+def steps_per_call(config) -> int:
+    """Training steps per program (`training.steps_per_call`): the field, or
+    with 0 (and for configs without it) `AUTO_STEPS_PER_CALL` on a GPU or
+    TPU and 1 on the CPU, where XLA runs a scanned step several times
+    slower than the step alone (benchmarks/training.py)."""
+    value = int(config.training.get("steps_per_call", 0) or 0)
+    if value > 0:
+        return value
+    return 1 if jax.default_backend() == "cpu" else AUTO_STEPS_PER_CALL
 
 
 def window_size(config, generation: int) -> int:

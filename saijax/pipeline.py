@@ -798,11 +798,8 @@ class _Run:
             )
         bar = _progress(steps, f"gen {gen} training", self.progress)
 
-        def sample(k):
-            if bar is not None:
-                bar.update(1)
-            return buffer.sample(distributed.process_key(k), self.local_batch_size, value_head=self.value_head)
-
+        sample = buffer.sampler(self.local_batch_size, self.value_head, key_fn=distributed.process_key)
+        fuse = dict(steps_per_call=config_lib.steps_per_call(config), on_steps=bar.update if bar is not None else None)
         train_key = jax.random.fold_in(gen_key, 3)
         if config.gating.enabled:
             self.state, train_metrics, gate, self.selfplay_variables = _train_with_gating(
@@ -817,12 +814,13 @@ class _Run:
                 train_key,
                 alpha0,
                 gen,
+                **fuse,
             )
             times["gate_seconds"] = gate.pop("gate_seconds")
             metrics.update(gate)
         else:
             self.state, train_metrics = training.train_on_window(
-                self.state, self.built.train_step, sample, steps, train_key
+                self.state, self.built.train_step, sample, steps, train_key, **fuse
             )
             self.selfplay_variables = None
         if bar is not None:
@@ -1042,7 +1040,9 @@ def _gather_selfplay(rows, games, queue):
     return replay.concatenate_rows(joined_rows), joined_games, joined_queue, per_process
 
 
-def _train_with_gating(config, rules, net, state, previous, train_step, sample, steps, key, alpha_empty, generation):
+def _train_with_gating(
+    config, rules, net, state, previous, train_step, sample, steps, key, alpha_empty, generation, **train_kwargs
+):
     """Weak gating (docs/design.md §7): export c candidates while training, match
     each against the net that played this generation, promote the best.
 
@@ -1067,7 +1067,9 @@ def _train_with_gating(config, rules, net, state, previous, train_step, sample, 
     candidates, summaries, done = [], [], 0
     for i, end in enumerate(bounds):
         if end > done:
-            state, m = training.train_on_window(state, train_step, sample, end - done, jax.random.fold_in(key, i))
+            state, m = training.train_on_window(
+                state, train_step, sample, end - done, jax.random.fold_in(key, i), **train_kwargs
+            )
             summaries.append((end - done, m))
             done = end
         candidates.append(jax.tree_util.tree_map(np.asarray, jax.device_get(state.playing_variables)))

@@ -47,6 +47,7 @@ import os
 import re
 import tempfile
 import zipfile
+from collections.abc import Callable
 
 import flax
 import jax
@@ -57,6 +58,7 @@ from saijax import features
 
 __all__ = [
     "ReplayBuffer",
+    "Sampler",
     "TrainingRows",
     "concatenate_rows",
     "flatten_rows",
@@ -501,16 +503,42 @@ class ReplayBuffer:
             the policy; all zeros: no target): the batch
             `losses.total_loss` reads.
         """
-        if self._rows is None:
-            raise ValueError("ReplayBuffer.sample called before load_window")
-        return _sample(
-            self._rows,
-            jnp.asarray(self.num_rows, jnp.int32),
-            key,
-            batch_size=int(batch_size),
-            board_size=self.board_size,
-            value_head=str(value_head),
+        return self.sampler(batch_size, value_head)(key)
+
+    def sampler(self, batch_size: int, value_head: str = "sai", key_fn: Callable | None = None) -> Sampler:
+        """`sample` as a `Sampler` (`key -> batch`) that training can fuse
+        into blocks of steps; `key_fn` turns each key first (the pipeline
+        passes `distributed.process_key`)."""
+        return Sampler(self, batch_size, value_head, key_fn)
+
+
+class Sampler:
+    """`key -> batch` from a buffer's window (`ReplayBuffer.sampler`), with
+    its pure sampling function exposed so that training can sample inside
+    a fused block of steps (`training.train_on_window(steps_per_call=K)`):
+    `pure(*args(), key)` is `sampler(key)`. `args()` reads the window at
+    the call, so one sampler serves every window; `spec` (batch size,
+    board, value head) names the program. `key_fn` (e.g.
+    `distributed.process_key`) turns each key first; a fused block, run
+    only by one process, does not call it (it is the identity there)."""
+
+    def __init__(self, buffer: ReplayBuffer, batch_size: int, value_head: str = "sai", key_fn: Callable | None = None):
+        self.buffer = buffer
+        self.spec = (int(batch_size), int(buffer.board_size), str(value_head))
+        self.pure = functools.partial(
+            _sample, batch_size=self.spec[0], board_size=self.spec[1], value_head=self.spec[2]
         )
+        self.key_fn = key_fn
+
+    def args(self) -> tuple[TrainingRows, jax.Array]:
+        if self.buffer._rows is None:
+            raise ValueError("ReplayBuffer.sample called before load_window")
+        return self.buffer._rows, jnp.asarray(self.buffer.num_rows, jnp.int32)
+
+    def __call__(self, key: jax.Array) -> dict[str, jax.Array]:
+        if self.key_fn is not None:
+            key = self.key_fn(key)
+        return self.pure(*self.args(), key)
 
 
 def _fsync_directory(directory: str) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "GrownNetwork",
     "TrainState",
     "abstract_train_state",
+    "can_fuse",
     "create_train_state",
     "grow_network",
     "learning_rate_schedule",
@@ -455,9 +456,47 @@ def make_train_step(
     def train_step(state: TrainState, batch):
         return jitted(state, shard_batch(batch, mesh))
 
+    blocks: dict[Any, Callable] = {}
+
+    def train_block(state: TrainState, sampler, keys: jax.Array):
+        """`len(keys)` steps as one program (a `lax.scan`): step i samples
+        its batch on the device with `sampler.pure(*sampler.args(), keys[i])`
+        and trains on it, so the host dispatches once for the block. Only
+        for one process on a one-device mesh (`can_fuse`). Returns (state,
+        metrics), each metric stacked [len(keys)]."""
+        fn = blocks.get(sampler.spec)
+        if fn is None:
+            pure = sampler.pure
+
+            def block_fn(state, args, keys):
+                def body(state, key):
+                    return step_fn(state, pure(*args, key))
+
+                return jax.lax.scan(body, state, keys)
+
+            fn = blocks[sampler.spec] = jax.jit(block_fn, donate_argnums=0)
+        return fn(state, sampler.args(), keys)
+
     train_step.jitted = jitted
     train_step.mesh = mesh
+    train_step.block = train_block
     return train_step
+
+
+def can_fuse(train_step, sample_batch) -> bool:
+    """Whether `train_on_window` can run blocks of steps as one program: a
+    sampler that exposes its pure sampling function (`spec`, `pure`,
+    `args`, as `replay.Sampler` does), one process (each process of a
+    multi-host run samples its own share: `distributed.process_key`), and a
+    one-device mesh (the window lives on one device)."""
+    mesh = getattr(train_step, "mesh", None)
+    return (
+        hasattr(train_step, "block")
+        and all(hasattr(sample_batch, name) for name in ("spec", "pure", "args"))
+        and jax.process_count() == 1
+        and mesh is not None
+        and mesh.devices.size == 1
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -482,21 +521,34 @@ def train_on_window(
     *,
     log_every: int = 0,
     log_fn: Callable[[int, dict[str, float]], None] | None = None,
+    steps_per_call: int = 1,
+    on_steps: Callable[[int], None] | None = None,
 ) -> tuple[TrainState, dict[str, float]]:
     """Runs `num_steps` training steps.
 
-    One step stays in flight: step i is dispatched before step i−1's metrics
-    are read back, so the finiteness check costs no device idle time.
+    One call stays in flight: call c is dispatched before call c−1's
+    metrics are read back, so the finiteness check costs no device idle
+    time. With `steps_per_call` K > 1 and a sampler that `can_fuse`, the
+    steps go in blocks of K as one program each (`train_step.block`: the
+    batches are sampled on the device inside it), so the host's per-step
+    cost (dispatching the sample and the step, reading the metrics back),
+    which a small net's step on a GPU does not cover, is paid once a
+    block; the steps left over (fewer than K) run one by one. Step i's
+    batch is the same either way, so the blocks change only the speed.
 
     Args:
         state: the TrainState (donated to the first step).
         train_step: from `make_train_step`.
-        sample_batch: `key -> batch`, e.g.
-            `functools.partial(buffer.sample, batch_size=B, value_head=...)`.
+        sample_batch: `key -> batch`, e.g. `buffer.sampler(B, value_head)`
+            (a `replay.Sampler`, which can be fused) or any callable.
         num_steps: S.
         key: PRNG key; step i's batch uses `fold_in(key, i)`.
         log_every: call `log_fn` every this many steps (0: never).
         log_fn: `(global_step, metrics) -> None`, with host floats.
+        steps_per_call: K, the steps per program (config
+            `training.steps_per_call`; 1: one step at a time).
+        on_steps: called with the number of steps each time some finish
+            dispatching (a progress bar's `update`).
 
     Returns:
         (state, summary): the new state and each metric's mean over the
@@ -506,30 +558,47 @@ def train_on_window(
         FloatingPointError: naming the global step and the metric, when a
             metric (the loss first) is NaN or infinite.
     """
+    block = int(steps_per_call)
+    if block < 1:
+        raise ValueError(f"steps_per_call must be at least 1, got {steps_per_call!r}")
     start = int(np.asarray(jax.device_get(state.step)))
     totals: dict[str, float] = {}
     pending = None
 
-    def check(index, metrics):
+    def check(first, count, metrics):
         host = jax.device_get(metrics)
-        bad = _first_non_finite(host)
-        if bad is not None:
-            name, value = bad
-            raise FloatingPointError(
-                f"non-finite {name} = {value} at training step {start + index}"
-                f" (step {index + 1} of {num_steps} on this window)"
-            )
-        for name, value in host.items():
-            totals[name] = totals.get(name, 0.0) + float(value)
-        if log_fn is not None and log_every and (index + 1) % log_every == 0:
-            log_fn(start + index + 1, {k: float(v) for k, v in host.items()})
+        for j in range(count):
+            index = first + j
+            step = {k: (v[j] if count > 1 else v) for k, v in host.items()}
+            bad = _first_non_finite(step)
+            if bad is not None:
+                name, value = bad
+                raise FloatingPointError(
+                    f"non-finite {name} = {value} at training step {start + index}"
+                    f" (step {index + 1} of {num_steps} on this window)"
+                )
+            for name, value in step.items():
+                totals[name] = totals.get(name, 0.0) + float(value)
+            if log_fn is not None and log_every and (index + 1) % log_every == 0:
+                log_fn(start + index + 1, {k: float(v) for k, v in step.items()})
 
-    for i in range(num_steps):
-        batch = sample_batch(jax.random.fold_in(key, i))
-        state, metrics = train_step(state, batch)
+    fused = block > 1 and num_steps >= block and can_fuse(train_step, sample_batch)
+    i = 0
+    while i < num_steps:
+        if fused and num_steps - i >= block:
+            keys = jax.vmap(lambda j: jax.random.fold_in(key, j))(jnp.arange(i, i + block))
+            state, metrics = train_step.block(state, sample_batch, keys)
+            count = block
+        else:
+            batch = sample_batch(jax.random.fold_in(key, i))
+            state, metrics = train_step(state, batch)
+            count = 1
+        if on_steps is not None:
+            on_steps(count)
         if pending is not None:
             check(*pending)
-        pending = (i, metrics)
+        pending = (i, count, metrics)
+        i += count
     if pending is not None:
         check(*pending)
     summary = {name: total / max(num_steps, 1) for name, total in totals.items()}

@@ -142,6 +142,7 @@ def test_lambda_below_mu_names_both():
         ("selfplay.komi_mode", "random", ["selfplay.komi_mode", "'random'"]),
         ("selfplay.games_per_generation", 0, ["selfplay.games_per_generation", "0"]),
         ("training.steps_per_generation", -5, ["training.steps_per_generation", "-5"]),
+        ("training.steps_per_call", -1, ["training.steps_per_call", "-1"]),
         ("network.filters", 0, ["network.filters", "0"]),
         ("selfplay.komi", 7.25, ["selfplay.komi", "7.25"]),
         ("selfplay.komi", float("nan"), ["selfplay.komi", "multiple of 0.5", "nan"]),
