@@ -42,14 +42,17 @@ test-slow: $(STAMP)
 test-multihost: $(STAMP)
 	$(PY) -m pytest -q -m slow -s tests/multihost_test.py
 
-# go_env.py, search.py and selfplay.py print a ratio against a reference
-# measured in the same run (selfplay.py: self-play against its net's forward
-# pass, for the shipped configs/go7.py); flops.py counts FLOPs per evaluation (it compiles, runs nothing)
-# and turns them into evaluations/s and GPU-hours (docs/performance.md).
+# go_env.py, search.py, selfplay.py and training.py print a ratio against a
+# reference measured in the same run (selfplay.py: self-play against its net's
+# forward pass, for the shipped configs/go7.py; training.py: training steps,
+# step by step and in blocks, against their compute alone); flops.py counts
+# FLOPs per evaluation (it compiles, runs nothing) and turns them into
+# evaluations/s and GPU-hours (docs/performance.md).
 bench: $(STAMP)
 	$(PY) benchmarks/go_env.py
 	$(PY) benchmarks/search.py
 	$(PY) benchmarks/selfplay.py --config=configs/go7.py
+	$(PY) benchmarks/training.py --config=configs/go7.py --block=8 --steps=64
 	$(PY) benchmarks/flops.py
 
 # The GPU lane (docs/performance.md, "The GPU lane"). On a machine with a GPU

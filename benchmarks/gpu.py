@@ -24,6 +24,10 @@ Sections, in this order (docs/performance.md, "The GPU lane"):
    simulations, batch 1,024, finished games reset in place): its
    evaluations/s (B · (S + 1) a move) and its own self-play/forward ratio
    from the same forward harness.
+6. ``training``: benchmarks/training.py for configs/go7_gpu.py and
+   configs/default.py: training steps/s step by step, in blocks of 32
+   (``training.steps_per_call``) and the steps' compute alone, and their
+   ratios.
 
 Each section is written to ``DIR/<n>_<name>.json`` and ``.md`` after every
 row it measures, and ``DIR/summary.md`` joins the Markdown, so a run cut
@@ -46,6 +50,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from typing import Any
@@ -57,6 +62,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import go_env  # noqa: E402  (benchmarks/go_env.py)
 import selfplay as selfplay_bench  # noqa: E402  (benchmarks/selfplay.py)
+import training as training_bench  # noqa: E402  (benchmarks/training.py)
 
 from saijax import config as config_lib  # noqa: E402
 from saijax import go, search  # noqa: E402
@@ -728,7 +734,81 @@ def anchor(lane: Lane, args):
 # ---------------------------------------------------------------------------
 
 
-SECTIONS = {"versions": versions, "forward": forward, "selfplay": selfplay, "env": env, "anchor": anchor}
+# ---------------------------------------------------------------------------
+# 6. Training: step by step, in blocks, and the compute alone.
+
+
+def training_config(args, name: str):
+    """configs/<name>.py (with --small: a 1×8 net at batch 16)."""
+    config = config_lib.load_config(os.path.join(REPO, "configs", f"{name}.py"))
+    if args.small:
+        config.network.blocks, config.network.filters = 1, 8
+        config.schedules.network = ()
+        config.training.batch_size = 16
+    return config
+
+
+def train(lane: Lane, args):
+    section = lane.section(
+        "training",
+        f"Training steps, step by step and in blocks of {args.training_block}, against their compute alone "
+        "(benchmarks/training.py)",
+        [
+            ("config", "config"),
+            ("net", "net"),
+            ("batch", "batch"),
+            ("step_by_step", "step by step, steps/s"),
+            ("blocks", "blocks, steps/s"),
+            ("compute", "compute alone, steps/s"),
+            ("step_by_step_over_compute", "step by step / compute"),
+            ("blocks_over_compute", "blocks / compute"),
+            ("compile_s", "compile s"),
+        ],
+    )
+    section.notes.append(
+        f"{args.training_rounds} alternating rounds of {args.training_steps} steps each way on a window of "
+        f"{args.training_rows:,} random rows; medians over the rounds; compile apart."
+    )
+    for name in args.training_configs.split(","):
+        config = training_config(args, name)
+        spec = config_lib.network_shape(config, 0)
+        keys = {"config": name, "net": f"{spec[0]}x{spec[1]}", "batch": int(config.training.batch_size)}
+        # Three programs to compile (a train step's compile is about 3 forward passes'), then the rounds.
+        reason = section.fits(9 * lane.compile_estimate() + 10)
+        if reason:
+            section.skip_row(keys, reason)
+            continue
+        try:
+            with tempfile.TemporaryDirectory(prefix="gpu_training_") as work:
+                bench = training_bench.build(config, args.training_rows, work)
+                result = training_bench.measure(
+                    bench, steps=args.training_steps, rounds=args.training_rounds, block=args.training_block
+                )
+        except (Exception, SystemExit) as e:  # noqa: BLE001
+            traceback.print_exc()
+            section.skip_row(keys, "failed: " + _line(e))
+            continue
+        section.add(
+            {
+                **keys,
+                **result["steps_per_second"],
+                "step_by_step_over_compute": result["step_by_step_over_compute"],
+                "blocks_over_compute": result["blocks_over_compute"],
+                "compile_s": sum(result["compile_seconds"].values()),
+                "detail": result,
+            }
+        )
+    section.finish()
+
+
+SECTIONS = {
+    "versions": versions,
+    "forward": forward,
+    "selfplay": selfplay,
+    "env": env,
+    "anchor": anchor,
+    "training": train,
+}
 
 # Sizes: (the GPU run's, --small's). --small runs every section on a CPU in seconds.
 SIZES = dict(
@@ -748,6 +828,11 @@ SIZES = dict(
     anchor_simulations=(32, 4),
     anchor_moves=(16, 2),
     repeats=(3, 3),
+    training_configs=("go7_gpu,default", "go7_gpu"),
+    training_steps=(128, 4),
+    training_block=(32, 2),
+    training_rounds=(3, 1),
+    training_rows=(65536, 1024),
 )
 
 

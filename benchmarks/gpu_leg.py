@@ -32,7 +32,10 @@ Here, after the files came back:
 
 checks the parts against ``leg.json`` and replaces
 ``experiments/results/<run>_run/leg/`` with the leg, ready to commit (only
-the newest leg is committed; git keeps the older ones).
+the newest leg is committed; git keeps the older ones), and writes the
+run's learning curve so far beside it, ``<run>_run/learning_curve.csv``
+(every generation of the leg's ``metrics.jsonl``), which the README's
+tables are made from.
 
 A dry run on the CPU: ``--platform=cpu``, another ``--leg_dir`` and
 ``--workdir``, fewer ``--minutes``, and size overrides after ``--`` (passed
@@ -306,8 +309,47 @@ def unpack(args) -> int:
         if os.path.exists(leg_dir):
             shutil.rmtree(leg_dir)
         shutil.move(new, leg_dir)
-    print(f"{leg_dir}: checkpoint {info['generation']}, {_bytes(leg_dir) / 1e6:.1f} MB")
+    curve = write_curve(leg_dir)
+    print(f"{leg_dir}: checkpoint {info['generation']}, {_bytes(leg_dir) / 1e6:.1f} MB; {curve}")
     return 0
+
+
+CURVE_KEYS = (
+    "alpha_empty",
+    "beta_empty",
+    "first_move",
+    "score_error",
+    "score_error_late",
+    "beta_late",
+    "avg_game_length",
+    "games",
+    "resignations",
+    "false_resignation_rate",
+    "selfplay_seconds",
+    "train_seconds",
+    "train_steps",
+)
+
+
+def write_curve(leg_dir: str) -> str:
+    """The run's learning curve beside its leg (``<run>_run/learning_curve.csv``), from the leg's
+    ``metrics.jsonl`` (every generation so far): per generation the cumulative self-play
+    evaluations in millions, the generations' own wall minutes, and ``CURVE_KEYS``; the README's
+    tables are made from it (experiments/readme_tables.py). Returns its path."""
+    import csv
+
+    rows, evaluations, seconds = [], 0, 0.0
+    for m in sorted(_metrics(os.path.join(leg_dir, "metrics.jsonl")), key=lambda m: m["generation"]):
+        evaluations += int(m.get("selfplay_evaluations", 0))
+        seconds += float(m.get("seconds", 0.0))
+        rows.append({"generation": m["generation"], "evaluations_m": evaluations / 1e6, "minutes": seconds / 60}
+                    | {k: m.get(k, "") for k in CURVE_KEYS})  # fmt: skip
+    path = os.path.join(os.path.dirname(os.path.abspath(leg_dir)), "learning_curve.csv")
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["generation", "evaluations_m", "minutes", *CURVE_KEYS])
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -649,29 +649,22 @@ def _go7_run_curve(results: str) -> str:
 
 @table("go7_gpu_leg1")
 def _go7_gpu_leg1(results: str) -> str:
-    """go7_gpu's committed leg in blocks of 10 generations, from its metrics.jsonl."""
-    import json
-
-    with open(os.path.join(results, "go7_gpu_run", "leg", "metrics.jsonl"), encoding="utf-8") as f:
-        rows = [json.loads(line) for line in f if line.strip()]
-    body, evaluations, seconds = [], 0, 0.0
+    """go7_gpu's run so far in blocks of 10 generations (its learning_curve.csv, written by gpu_leg.py unpack)."""
+    rows, body = _rows(results, "go7_gpu_run", "learning_curve.csv"), []
     for start in range(0, len(rows), 10):
         block = rows[start : start + 10]
-        evaluations += sum(r["selfplay_evaluations"] for r in block)
-        seconds += sum(r["seconds"] for r in block)
-        moves = collections.Counter(r["first_move"] for r in block)
-        games = sum(r["games"] for r in block)
 
         def mean(field, fmt, average=statistics.fmean, block=block):
             return _num(average([float(r[field]) for r in block]), fmt)
 
-        body.append((f"{block[0]['generation']}–{block[-1]['generation']}", f"{evaluations / 1e6:.1f} M",
-                     f"{seconds / 60:.1f}", mean("alpha_empty", ".2f"), mean("beta_empty", ".3f"),
+        moves = collections.Counter(r["first_move"] for r in block)
+        resigned = sum(int(r["resignations"]) for r in block) / sum(int(r["games"]) for r in block)
+        body.append((f"{block[0]['generation']}–{block[-1]['generation']}", _MILLIONS[1](block[-1]),
+                     f"{float(block[-1]['minutes']):.1f}", mean("alpha_empty", ".2f"), mean("beta_empty", ".3f"),
                      mean("score_error", ".1f"), mean("score_error_late", ".1f"),
                      mean("beta_late", ".2f", statistics.median),
                      ", ".join(f"{m} ×{n}" if n > 1 else m for m, n in moves.items()),
-                     mean("avg_game_length", ".1f"),
-                     f"{sum(r['resignations'] for r in block) / games:.0%}"))  # fmt: skip
+                     mean("avg_game_length", ".1f"), f"{resigned:.0%}"))  # fmt: skip
     header = ("generations", "evaluations (end)", "minutes (end, generations' own)", "α_∅", "β_∅", "score error",
               "late error", "late β (median)", "first move", "mean length", "resigned")  # fmt: skip
     return common.markdown_table(header, body)
@@ -742,6 +735,11 @@ table("spread")(lambda results: _spread(
     (("net", lambda r: r["folder"].split("_")[0]), *_SPREAD_HOW, *_SPREAD, _DISTINCT)))  # fmt: skip
 table("spread_s1")(lambda results: _spread(results, "opening_spread", ("S1_r8_v64", "S1_r2_v256"), (
     ("net", lambda r: "go7-S1 (generation 169)"), *_SPREAD_HOW, *_SPREAD,
+    ("Black wins at 9.5", _percent("black_rate_9.5", 0)), _DISTINCT)))  # fmt: skip
+table("spread_gpu")(lambda results: _spread(results, "opening_spread", ("S1_r8_v64", "G46_r8_v64"), (
+    ("net", lambda r: {"S1_r8_v64": "go7-S1 (CPU run, 3×32, generation 169, 51.8 M evaluations)",
+                       "G46_r8_v64": "go7_gpu (H200 run, 4×64, generation 46, 151.2 M evaluations)"}[r["folder"]]),
+    *_SPREAD_HOW, *_SPREAD, ("Black wins at 8.5", _percent("black_rate_8.5", 0)),
     ("Black wins at 9.5", _percent("black_rate_9.5", 0)), _DISTINCT)))  # fmt: skip
 
 

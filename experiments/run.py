@@ -26,7 +26,8 @@ and Holm/BH within it (also without the games ended by the move cap), and
 rebuilt from their CSVs too (each with its run's own settings, then
 ``rebuild``: the science module's flags for that). ``--config.play=True``
 plays every run into ``<outdir>/<run>/`` (resuming what is there) and tests
-those games instead.
+those games instead; ``--config.only=<run>[,<run>...]`` plays only those
+runs (the others' shipped games are tested beside them).
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ from saijax import config as config_lib
 def claim_config(science: str, **fields) -> ml_collections.ConfigDict:
     """A claim's config (the module docstring): ``science``'s, results in ``experiments/results/<science>/``,
     nothing played or redrawn, no runs compared, unless ``fields`` say otherwise."""
-    defaults = dict(outdir=f"experiments/results/{science}", play=False, redraw=False, compare=[], verdicts=[],
-                    families={}, figures={}, rebuild=[])  # fmt: skip
+    defaults = dict(outdir=f"experiments/results/{science}", play=False, redraw=False, only="", compare=[],
+                    verdicts=[], families={}, figures={}, rebuild=[])  # fmt: skip
     return ml_collections.ConfigDict({"science": science, **defaults, **fields})
 
 
@@ -80,11 +81,22 @@ def _main(module, args: Sequence[str]) -> None:
         raise RuntimeError(f"experiments.{module.__name__.split('.')[-1]} {' '.join(args)} failed")
 
 
+def selected(config) -> list[str]:
+    """The runs ``only`` names (a comma list), checked; every run when it is empty."""
+    names = [n.strip() for n in str(config.get("only", "") or "").split(",") if n.strip()]
+    unknown = [n for n in names if n not in config.runs]
+    if unknown:
+        raise ValueError(f"only: no run {', '.join(map(repr, unknown))}; the runs are {', '.join(config.runs)}")
+    return names or list(config.runs)
+
+
 def play(config) -> dict[str, str]:
-    """Plays every run of the config into ``<outdir>/<run>/``; returns run -> folder."""
-    dirs = {name: os.path.join(config.outdir, name) for name in config.runs}
-    for name, folder in dirs.items():
-        _main(science(config), [*run_argv(config, name), f"--outdir={folder}"])
+    """Plays every run of the config (those ``only`` names) into ``<outdir>/<run>/``; returns run -> folder,
+    the shipped folder for a run not played."""
+    dirs = {name: config.shipped[name] for name in config.runs if name in config.get("shipped", {})}
+    for name in selected(config):
+        dirs[name] = os.path.join(config.outdir, name)
+        _main(science(config), [*run_argv(config, name), f"--outdir={dirs[name]}"])
     return dirs
 
 

@@ -130,6 +130,7 @@ def test_cli_net_vs_net(net, tmp_path, capsys):
     assert len({(r.margin, r.moves) for r in rows}) > 1
 
 
+@pytest.mark.slow  # about 40-65 s: in `make test-slow` (CI runs both)
 def test_cli_player_defaults_and_opponent_fallback(monkeypatch, capsys):
     seen = {}
 

@@ -131,3 +131,18 @@ def test_an_unknown_config_field_is_one_line(override, expected):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == f"error: {expected}"
     assert "Traceback" not in result.stderr
+
+
+def test_only_plays_the_named_runs_and_names_an_unknown_one(tmp_path, monkeypatch):
+    """``--config.only`` plays the runs it names (the others' shipped folders are tested beside them); a name
+    that is not a run is refused before anything is played, naming the field and the runs."""
+    played = []
+    monkeypatch.setattr(run, "_main", lambda module, args: played.append(args[-1]))
+    config = _config("gnugo_strength", tmp_path, play=True, only="go7")
+    dirs = run.play(config)
+    assert played == [f"--outdir={tmp_path / 'go7'}"]
+    assert dirs["go7"] == str(tmp_path / "go7") and dirs["go5"] == config.shipped["go5"]
+    assert run.selected(_config("gnugo_strength", tmp_path)) == list(config.runs)
+    with pytest.raises(ValueError, match=r"only: no run 'go8'; the runs are go5, go7, go7_gpu"):
+        run.play(_config("gnugo_strength", tmp_path, play=True, only="go7,go8"))
+    assert played == [f"--outdir={tmp_path / 'go7'}"]

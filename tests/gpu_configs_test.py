@@ -21,6 +21,7 @@ move became pass at generation 1–5), which one generation cannot show; the
 that is watched.
 """
 
+import csv
 import importlib.util
 import json
 import os
@@ -268,6 +269,11 @@ def test_pack_splits_a_large_leg_and_unpack_joins_and_checks_it(tmp_path, monkey
     assert sorted(os.listdir(committed)) == ["checkpoints", "config.json", "metrics.jsonl"]
     assert os.listdir(committed / "checkpoints") == ["5"]
     assert (committed / "checkpoints/5/state/data").read_bytes() == (work / "checkpoints/5/state/data").read_bytes()
+    # The run's learning curve beside the leg, every generation in metrics.jsonl, evaluations cumulated.
+    with open(tmp_path / "learning_curve.csv") as f:
+        curve = list(csv.DictReader(f))
+    assert [int(r["generation"]) for r in curve] == list(range(6))
+    assert float(curve[-1]["evaluations_m"]) == pytest.approx(sum(1000 * (g + 1) for g in range(6)) / 1e6)
 
     with open(out / info["parts"][-1], "ab") as f:
         f.write(b"x")

@@ -25,7 +25,7 @@ from saijax import config as config_lib
 from saijax import go, pipeline
 
 BENCHMARKS = os.path.join(REPO, "benchmarks")
-SECTIONS = ["versions", "forward", "selfplay", "env", "anchor"]
+SECTIONS = ["versions", "forward", "selfplay", "env", "anchor", "training"]
 
 
 def _env():
@@ -55,6 +55,7 @@ def _module(name):
 # benchmarks/selfplay.py
 
 
+@pytest.mark.slow  # about 40-65 s: in `make test-slow` (CI runs both)
 def test_selfplay_benchmark_ends_with_its_ratio(tmp_path):
     result = tmp_path / "result.json"
     stdout = _run(
@@ -176,7 +177,7 @@ def test_gpu_benchmark_writes_the_sections_it_measures(tmp_path):
 def test_gpu_benchmark_small_measures_every_section(tmp_path):
     out = tmp_path / "bench"
     stdout = _run(["benchmarks/gpu.py", "--small", "--budget_s", "900", "--out", str(out)])
-    assert "wrote 5 sections" in stdout
+    assert "wrote 6 sections" in stdout
     found = _check_section_files(out)
     assert all(d["status"] == "done" for d in found.values()), {n: d["reason"] for n, d in found.items()}
     assert {r["name"] for r in found["versions"]["rows"]} >= {"jax", "backend", "devices"}
@@ -186,6 +187,9 @@ def test_gpu_benchmark_small_measures_every_section(tmp_path):
     assert [r["env"] for r in found["env"]["rows"]] == ["saijax", "pgx go_9x9"]
     anchor = {r["what"]: r for r in found["anchor"]["rows"]}
     assert anchor["self-play"]["ratio"] > 0 and anchor["forward pass alone"]["evals_per_s"] > 0
+    (tr,) = found["training"]["rows"]
+    assert tr["config"] == "go7_gpu" and min(tr["step_by_step"], tr["blocks"], tr["compute"]) > 0
+    assert tr["blocks_over_compute"] > 0 and tr["compile_s"] > 0
 
 
 def test_gpu_benchmark_skips_what_the_budget_cannot_hold(tmp_path):

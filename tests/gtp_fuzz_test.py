@@ -244,6 +244,7 @@ def test_fuzz_in_process(engine, tmp_path, monkeypatch):
     assert engine.handle("17 protocol_version") == "=17 2\n\n"
 
 
+@pytest.mark.slow  # about 40-65 s: in `make test-slow` (CI runs both)
 def test_fuzz_through_a_pipe(engine, tmp_path):
     """A few hundred random lines, as bytes, through ``python -m saijax.gtp``."""
     rng = random.Random(SEED + 1)

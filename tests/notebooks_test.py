@@ -45,6 +45,7 @@ def _stale_fields(nb):
 def test_the_notebooks_exist():
     names = {path.name for path in NOTEBOOKS}
     assert {"score_vs_winrate.ipynb", "sigmoid.ipynb"} <= names
+    assert SLOW_NOTEBOOKS <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -76,7 +77,23 @@ def test_kernel_is_this_interpreter(tmp_path):
     assert executable == sys.executable
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+# The six slowest notebooks (40-150 s each, about 5 minutes together) run in
+# `make test-slow`, which CI runs after `make test`; the rest in `make test`.
+SLOW_NOTEBOOKS = {
+    "ablation.ipynb",
+    "elo_curve.ipynb",
+    "handicap.ipynb",
+    "position_control.ipynb",
+    "score_estimation.ipynb",
+    "styles.ipynb",
+}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=pytest.mark.slow) if p.name in SLOW_NOTEBOOKS else p for p in NOTEBOOKS],
+    ids=lambda p: p.name,
+)
 def test_notebook_runs(path, monkeypatch):
     monkeypatch.setenv("SAIJAX_NB_SMALL", "1")
     nb = _run(nbformat.read(path, as_version=4), path.parent)

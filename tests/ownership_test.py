@@ -334,6 +334,7 @@ def test_ownership_loss_zero_when_perfect_masked_and_gradient_flows():
 # One pipeline generation with the switch on.
 
 
+@pytest.mark.slow  # about 40-65 s: in `make test-slow` (CI runs both)
 def test_pipeline_generation_with_the_learning_switches(tmp_path):
     config = config_lib.load_config(TINY)
     config.generations = 1

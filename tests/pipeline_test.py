@@ -508,6 +508,7 @@ def test_each_generation_logs_its_own_nets_fair_komi(first_run):
     assert metrics[0]["first_move"] and metrics[1]["first_move"]
 
 
+@pytest.mark.slow  # about 40-65 s: in `make test-slow` (CI runs both)
 def test_gating_end_to_end_promotes_the_best_candidate(tmp_path):
     """Real gating matches (no root noise, random openings): the promoted net plays and is what
     checkpoints hold for play; the training chain is saved beside it and a restart resumes."""
@@ -577,6 +578,7 @@ def test_gating_that_rejects_keeps_the_player_and_trains_on(tmp_path, monkeypatc
     assert any(not np.array_equal(a, b) for a, b in zip(jax.tree_util.tree_leaves(loaded.variables["params"]), p1))
 
 
+@pytest.mark.slow  # about 40-65 s: in `make test-slow` (CI runs both)
 def test_network_growth_trains_the_bigger_net_and_checkpoints_its_spec(tmp_path):
     config = _tiny_config(generations=2)
     with config.unlocked():

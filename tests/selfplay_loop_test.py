@@ -229,6 +229,7 @@ def _assert_games_equal(new, old):
                 np.testing.assert_equal(a, b, err_msg=field.name)
 
 
+@pytest.mark.slow  # about 40-65 s: in `make test-slow` (CI runs both)
 def test_collector_matches_the_old_one_record_by_record():
     rules, chunks = _chunks()
     new = selfplay.GameCollector(rules, opponent_policy=True)

@@ -15,8 +15,15 @@
   ``results/go7_run/leg/``; the zoo's go7-S1 is the same net in float16) at
   256 visits, 40 games per colour, komi 8.5 as Black and 9.5 as White, GNU
   Go's first 4 moves drawn among those it rates at least half its best.
+* ``go7_gpu`` (``results/gnugo_strength/go7_gpu/``):
+  generation 46 of ``configs/go7_gpu.py``, the end of its first leg on an
+  H200 (``results/go7_gpu_run/leg/``; a later leg replaces that folder, and
+  git keeps this checkpoint), with go7's settings.
 
-``go7`` played its search's best move (``gumbel_scale`` 0); both seed 0. Each row is a one-sample
+    python -m experiments.run --config=experiments/configs/gnugo_strength.py --config.play=True \
+        --config.only=go7_gpu  # one run played again
+
+``go7`` and ``go7_gpu`` played their search's best move (``gumbel_scale`` 0); both seed 0. Each row is a one-sample
 Wilson interval against a fixed opponent: no test families. The earlier 7×7
 runs' checks are in ``results/gnugo_strength/earlier/`` (``go7_gnugo``: the
 first run's generations 45 and 75; ``go7b_gnugo``: the second run's 70; 64
@@ -34,8 +41,11 @@ def get_config():
                  gumbel_scale=1.0),
         go7=dict(nets=("S1=experiments/results/go7_run/leg/checkpoints/169",), board_size=7, games=40, visits=256,
                  black_komi=8.5, white_komi=9.5, engine_opening_moves=4, gumbel_scale=0.0),
+        go7_gpu=dict(nets=("G46=experiments/results/go7_gpu_run/leg/checkpoints/46",), board_size=7, games=40,
+                     visits=256, black_komi=8.5, white_komi=9.5, engine_opening_moves=4, gumbel_scale=0.0),
     )  # fmt: skip
     c.rebuild = ["--plot_only"]
-    c.shipped = dict(go5="experiments/results/gnugo_strength/go5", go7="experiments/results/go7_run/gnugo_final")
-    c.figures = dict(go5=["gnugo_strength.png"], go7=["gnugo_strength.png"])
+    c.shipped = dict(go5="experiments/results/gnugo_strength/go5", go7="experiments/results/go7_run/gnugo_final",
+                     go7_gpu="experiments/results/gnugo_strength/go7_gpu")  # fmt: skip
+    c.figures = dict(go5=["gnugo_strength.png"], go7=["gnugo_strength.png"], go7_gpu=["gnugo_strength.png"])
     return c

@@ -13,8 +13,10 @@ zoo's strong net, now ``zoo:go7-base-S1``. The shipped answers are in the
 training run's folder, ``go7_run/``, which keeps its name (played again,
 they go to ``results/gtp_fair_komi/<run>/``); its
 ``fair_komi_old_zoo`` also has the first zoo's S2 and S3, which are no
-longer shipped, so a new ``old_zoo`` run asks S1 alone. One query per net
-and komi, no sampling: nothing to test, so no ``claim_tests``.
+longer shipped, so a new ``old_zoo`` run asks S1 alone. Run ``go7_gpu``:
+generation 46 of ``configs/go7_gpu.py``, the end of its first leg on an
+H200, in ``results/gtp_fair_komi/go7_gpu/`` (``--config.only=go7_gpu`` asks it
+alone). One query per net and komi, no sampling: nothing to test, so no ``claim_tests``.
 """
 
 from experiments import run
@@ -24,9 +26,12 @@ def get_config():
     c = run.claim_config("gtp_fair_komi")
     c.rebuild = ["--plot_only"]
     c.match = dict(komis=(8.5, 9.5), visits=64, seed=0, board_size=7)
-    c.runs = dict(main=dict(workdir="runs/go7", every=2), old_zoo=dict(nets=("go7-S1=zoo:go7-base-S1",)))
+    c.runs = dict(main=dict(workdir="runs/go7", every=2), old_zoo=dict(nets=("go7-S1=zoo:go7-base-S1",)),
+                  go7_gpu=dict(nets=("G46=experiments/results/go7_gpu_run/leg/checkpoints/46",)))  # fmt: skip
     c.shipped = dict(
-        main="experiments/results/go7_run/fair_komi", old_zoo="experiments/results/go7_run/fair_komi_old_zoo"
+        main="experiments/results/go7_run/fair_komi",
+        old_zoo="experiments/results/go7_run/fair_komi_old_zoo",
+        go7_gpu="experiments/results/gtp_fair_komi/go7_gpu",
     )
-    c.figures = dict(main=["gtp_fair_komi.png"], old_zoo=["gtp_fair_komi.png"])
+    c.figures = dict(main=["gtp_fair_komi.png"], old_zoo=["gtp_fair_komi.png"], go7_gpu=["gtp_fair_komi.png"])
     return c

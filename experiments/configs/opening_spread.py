@@ -14,6 +14,8 @@ every later move the search's best, played out. The runs:
   visits;
 * ``S1_*``: the go7 run's final net go7-S1, 8 random moves at 64 visits
   and 2 at 256;
+* ``G46_r8_v64``: generation 46 of ``configs/go7_gpu.py`` (4×64, the end
+  of its first leg on an H200), as ``S1_r8_v64``;
 * ``go5_*``: the 5×5 zoo net go5 at komi 24.5 (5×5's fair komi is 25).
 
 Where a run plays both opening policies the script compares them (Welch on
@@ -25,6 +27,7 @@ from experiments import run
 
 ABLATION = dict(zoo_dir="experiments/results/ablation/main/nets", visits=32)
 S1 = dict(net="zoo:go7-S1", opening_policies=("visits",))
+G46 = dict(net="experiments/results/go7_gpu_run/leg/checkpoints/46", opening_policies=("visits",))
 GO5 = dict(net="zoo:go5", board_size=5, komi=24.5, games=64, visits=64, opening_policies=("visits",))
 
 
@@ -41,6 +44,7 @@ def get_config():
         rest_r8_v32=dict(ABLATION, net="rest"),
         S1_r8_v64=dict(S1, visits=64),
         S1_r2_v256=dict(S1, games=64, random_moves=2, visits=256),
+        G46_r8_v64=dict(G46, visits=64),
         go5_r4_v64=dict(GO5, random_moves=4),
         go5_r2_v64=dict(GO5, random_moves=2),
     )
