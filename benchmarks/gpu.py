@@ -784,7 +784,7 @@ def train(lane: Lane, args):
                 result = training_bench.measure(
                     bench, steps=args.training_steps, rounds=args.training_rounds, block=args.training_block
                 )
-        except (Exception, SystemExit) as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001
             traceback.print_exc()
             section.skip_row(keys, "failed: " + _line(e))
             continue

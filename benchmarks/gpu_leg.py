@@ -333,23 +333,17 @@ CURVE_KEYS = (
 
 def write_curve(leg_dir: str) -> str:
     """The run's learning curve beside its leg (``<run>_run/learning_curve.csv``), from the leg's
-    ``metrics.jsonl`` (every generation so far): per generation the cumulative self-play
-    evaluations in millions, the generations' own wall minutes, and ``CURVE_KEYS``; the README's
-    tables are made from it (experiments/readme_tables.py). Returns its path."""
-    import csv
+    ``metrics.jsonl`` (every generation so far): ``experiments.common.learning_curve``'s rows (the
+    cumulative self-play evaluations in millions, the generations' own wall minutes) with
+    ``CURVE_KEYS``; the README's tables are made from it (experiments/readme_tables.py). Returns its
+    path."""
+    if REPO not in sys.path:  # run as a script from benchmarks/
+        sys.path.insert(0, REPO)
+    from experiments import common
 
-    rows, evaluations, seconds = [], 0, 0.0
-    for m in sorted(_metrics(os.path.join(leg_dir, "metrics.jsonl")), key=lambda m: m["generation"]):
-        evaluations += int(m.get("selfplay_evaluations", 0))
-        seconds += float(m.get("seconds", 0.0))
-        rows.append({"generation": m["generation"], "evaluations_m": evaluations / 1e6, "minutes": seconds / 60}
-                    | {k: m.get(k, "") for k in CURVE_KEYS})  # fmt: skip
+    metrics = {int(m["generation"]): m for m in _metrics(os.path.join(leg_dir, "metrics.jsonl"))}
     path = os.path.join(os.path.dirname(os.path.abspath(leg_dir)), "learning_curve.csv")
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["generation", "evaluations_m", "minutes", *CURVE_KEYS])
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
+    return str(common.write_csv(path, common.learning_curve(metrics, CURVE_KEYS)))
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -114,9 +114,9 @@ def measure(bench: dict[str, Any], *, steps: int, rounds: int, block: int) -> di
     """Compiles, then alternates the three ways over ``rounds`` rounds."""
     train_step = bench["built"].train_step
     if not training.can_fuse(train_step, bench["sampler"]):
-        raise SystemExit("blocks of steps need one process and one device (training.can_fuse)")
+        raise ValueError("blocks of steps need one process and one device (training.can_fuse)")
     if steps % block:
-        raise SystemExit(f"--steps ({steps}) must be a multiple of --block ({block})")
+        raise ValueError(f"--steps ({steps}) must be a multiple of --block ({block})")
     state = bench["state"]
 
     def loop(state, sampler, per_call, key):
@@ -196,7 +196,10 @@ def _main(argv):
             f"a window of {f.rows:,} random rows",
             flush=True,
         )
-        result = measure(bench, steps=f.steps, rounds=f.rounds, block=f.block)
+        try:
+            result = measure(bench, steps=f.steps, rounds=f.rounds, block=f.block)
+        except ValueError as e:
+            raise SystemExit(f"error: {e}") from None
     sps, spread = result["steps_per_second"], result["spread"]
     batch = int(config.training.batch_size)
     lines = [
