@@ -427,9 +427,10 @@ def forward(lane: Lane, args):
 # 3. Steady-state self-play (benchmarks/selfplay.py).
 
 
-def selfplay_config(args, blocks, filters, batch):
-    """configs/default.py with the net, batch, precision and search overridden."""
+def selfplay_config(args, blocks, filters, batch, walk="auto"):
+    """configs/default.py with the net, batch, precision and search (and its tree ``walk``) overridden."""
     config = config_lib.load_config(DEFAULT_CONFIG)
+    config.search.walk = walk
     config.network.blocks, config.network.filters = blocks, filters
     config.schedules.network = ()
     config.schedules.visits = ()
@@ -449,10 +450,13 @@ def selfplay(lane: Lane, args):
         [
             ("net", "net"),
             ("batch", "batch"),
+            ("walk", "tree walk"),
             ("selfplay_evals_per_s", "self-play evaluations/s"),
             ("forward_evals_per_s", "forward pass alone"),
             ("ratio", "ratio"),
             ("ratio_spread", "ratio spread"),
+            ("search_ratio", "search alone/forward"),
+            ("tree_work_share", "tree work, share of the search"),
             ("device_ms_per_chunk", "chunk: device ms"),
             ("host_ms_per_chunk", "chunk: host ms"),
             ("compile_s", "compile s"),
@@ -462,9 +466,14 @@ def selfplay(lane: Lane, args):
         f"configs/default.py; {args.rounds} alternating rounds of {args.chunks} chunk(s) and "
         f"{args.forward_passes} forward passes; the ratio is the median over the rounds; compile apart."
     )
-    for blocks, filters, batch in _selfplay_specs(args.selfplay):
-        keys = {"net": f"{blocks}x{filters}", "batch": batch}
-        config = selfplay_config(args, blocks, filters, batch)
+    section.notes.append(
+        "tree walk (search.walk): how a simulation finds its leaf's ancestors, for superko and the backward pass: "
+        "'parents' loops up the tree, 'path' uses the descent's record without a loop (saijax/mcts.py); same games."
+    )
+    specs = [(b, f, n, w) for b, f, n in _selfplay_specs(args.selfplay) for w in args.walks.split(",")]
+    for blocks, filters, batch, walk in specs:
+        keys = {"net": f"{blocks}x{filters}", "batch": batch, "walk": walk}
+        config = selfplay_config(args, blocks, filters, batch, walk)
         moves = config.selfplay.chunk_moves
         estimate = lane.selfplay_estimate(
             blocks,
@@ -500,6 +509,8 @@ def selfplay(lane: Lane, args):
                 "forward_evals_per_s": result["forward_evals_per_s"],
                 "ratio": result["ratio"],
                 "ratio_spread": f"{result['ratio_min']:.2f}-{result['ratio_max']:.2f}",
+                "search_ratio": result["search_evals_per_s"] / result["forward_evals_per_s"],
+                "tree_work_share": result["tree_work_share"],
                 "device_ms_per_chunk": 1e3 * result["device_seconds_per_chunk"],
                 "host_ms_per_chunk": 1e3 * result["host_seconds_per_chunk"],
                 "compile_s": compiled["compile_seconds"],
@@ -844,6 +855,7 @@ def parse_args(argv=None):
     parser.add_argument("--sections", default=",".join(SECTIONS), help="comma-separated, in the fixed order")
     parser.add_argument("--precision", default="bfloat16", help="self-play's network precision")
     parser.add_argument("--anchor_precision", default="float32", help="the anchor net's (pgx's example: float32)")
+    parser.add_argument("--walks", default="path,parents", help="self-play's search.walk values, a row each")
     for name, (full, small) in SIZES.items():
         parser.add_argument(
             f"--{name}", type=type(full), default=None, help=f"default {full!r} ({small!r} with --small)"
@@ -852,6 +864,9 @@ def parse_args(argv=None):
     for name, sizes in SIZES.items():
         if getattr(args, name) is None:
             setattr(args, name, sizes[args.small])
+    bad = [w for w in args.walks.split(",") if w not in search.WALKS]
+    if bad:
+        parser.error(f"--walks: unknown {bad}; known: {', '.join(search.WALKS)}")
     unknown = set(args.sections.split(",")) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections {sorted(unknown)}; known: {', '.join(SECTIONS)}")

@@ -340,7 +340,7 @@ class SearchHarness:
         least its weight's share of ``seconds`` (one call at 0), of the
         positions ``states`` (the self-play slots' positions; default: those
         it was built with). A search's cost depends on the position (captures,
-        the superko walk, two-pass leaves), so the measure passes the slots'
+        the superko check, two-pass leaves), so the measure passes the slots'
         positions at the start of each round: what self-play searched then."""
         if states is not None:
             self._args = (self._args[0], _rolled(states, self.moves), self._args[2])

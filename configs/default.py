@@ -135,6 +135,12 @@ def get_config() -> ml_collections.ConfigDict:
     # How leaves are valued: 'sigmoid' (λ/μ value from α, β; sai and winrate
     # heads) or 'score' (LZS: expected margin / N²; score head).
     config.search.value_mode = "sigmoid"
+    # How a simulation finds the ancestors of the node it expands (superko,
+    # backward pass): 'parents' (a loop up the tree: least work, the CPU's
+    # choice), 'path' (the descent's record, no loop: for a GPU or TPU, where
+    # a loop iteration costs launches and a wait) or 'auto' (by the backend).
+    # The games are the same either way (docs/design.md §5).
+    config.search.walk = "auto"
 
     # --- Self-play (docs/design.md §6).
     config.selfplay = ml_collections.ConfigDict()

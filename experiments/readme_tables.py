@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import math
 import os
 import re
@@ -531,10 +532,10 @@ _S44 = {
 }
 
 
-@table("s44_summary")
-def _s44_summary(results: str) -> str:
-    games, body = _rows(results, "suboptimal_moves/main", "games.csv"), []
-    for r in _rows(results, "suboptimal_moves/main", "summary.csv"):
+def _s44_summary(results: str, run: str = "main") -> str:
+    """A run's conditions (``suboptimal_moves/<run>/summary.csv``), with the margins by colour from its games."""
+    games, body = _rows(results, f"suboptimal_moves/{run}", "games.csv"), []
+    for r in _rows(results, f"suboptimal_moves/{run}", "summary.csv"):
         wins, none = int(r["wins"]), int(r["won_games_with_none"])
         won = stat_tables.point_losing_by_game(games, [], r["condition"])[1].values()
         by_colour = (statistics.fmean(w["margin"] for w in won if w["colour"] == c) for c in ("black", "white"))
@@ -549,16 +550,22 @@ def _s44_summary(results: str) -> str:
     return common.markdown_table(header, body)
 
 
-@table("s44_tests")
-def _s44_tests(results: str) -> str:
+def _s44_tests(results: str, run: str = "main") -> str:
+    """A run's rows of ``suboptimal_moves/paired_tests.csv`` (go5's are in the CSV only)."""
     body = []
-    for r in _pick(_rows(results, "suboptimal_moves", "paired_tests.csv"), run="main"):  # 7×7; go5's in the CSV
+    for r in _pick(_rows(results, "suboptimal_moves", "paired_tests.csv"), run=run):
         names = (_S44.get(r["condition"], r["condition"]), _S44.get(r["baseline"], r["baseline"]), _S44[r["measure"]])
         body.append((*names, r["test"], r["n"], f"{_num(r['value'], '.2f')} vs {_num(r['base_value'], '.2f')}",
                      f"{r['up']} / {r['down']}", p_text(r["p"]), _adjusted(r)))  # fmt: skip
     header = ("condition", "against", "measure", "test", "paired games", "mean, condition vs baseline",
               "higher / lower", "p", "Holm / BH")  # fmt: skip
     return common.markdown_table(header, body)
+
+
+# judge_gpu: main's games played again and judged by go7-gpu-G46, a net of another run.
+for _run, _name in (("main", "s44"), ("judge_gpu", "s44_judge_gpu")):
+    table(f"{_name}_summary")(functools.partial(_s44_summary, run=_run))
+    table(f"{_name}_tests")(functools.partial(_s44_tests, run=_run))
 
 
 # --------------------------------------------------------------------------

@@ -247,6 +247,8 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
         _float(config, "search.noisy_root_fpu_reduction", 0.0)
     if _has(config, "search.root_pass_rule"):
         _choice(config, "search.root_pass_rule", search.ROOT_PASS_RULES)
+    if _has(config, "search.walk"):
+        _choice(config, "search.walk", search.WALKS)
     if _has(config, "search.pass_answer_prior"):
         _float(config, "search.pass_answer_prior", 0.0, 1.0)
     mode = _choice(config, "search.value_mode", search.VALUE_MODES)

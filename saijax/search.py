@@ -1,10 +1,10 @@
 """Batched MCTS with SAI's λ/μ agents, on top of mctx (docs/design.md §4, §5).
 
 The search is mctx's algorithm (Gumbel MuZero or PUCT action selection on an
-``mctx.Tree``, run by :func:`saijax.mcts.search`, whose backward pass is
-batched) with the Go state, without its superko record, plus the node's
-(α, β) as the embedding. What makes it SAI's is the value given to every
-node:
+``mctx.Tree``, run by :func:`saijax.mcts.search`, whose backward pass is one
+batched update along each simulation's path) with the Go state, without its
+superko record, plus the node's (α, β) as the embedding. What makes it SAI's
+is the value given to every node:
 
 * At the root, the evaluator's (α_s, β_s) and the real signed komi k_s give
   the bonus interval [x_μ, x_λ] (``sigmoid.agent_interval``; the variable
@@ -41,9 +41,10 @@ hash per position played) is stored once, at the root, not in every node.
 Nodes hold :func:`saijax.go.without_history` states, and expanding a node
 steps its parent with ``go.step(..., seen=...)``, where a position counts as
 seen if it is in the root's record or is the position of a node on the path
-from the root to the parent (read from the tree's parent links and the
-nodes' hashes). That is exactly the record the game would have at that node,
-so a move is legal in the tree exactly when it would be legal in the game.
+from the root to the parent (the simulation's descent,
+:class:`saijax.mcts.Path`, and the nodes' hashes). That is exactly the record
+the game would have at that node, so a move is legal in the tree exactly when
+it would be legal in the game.
 
 Memory: the tree stores, per node, the embedding (the ``GoState`` without
 its record, plus α, β) and mctx's per-child arrays. With P = N² and A = P + 1,
@@ -92,6 +93,14 @@ Evaluator = Callable[[Any, go.GoState], tuple[chex.Array, chex.Array, chex.Array
 ALGORITHMS = ("gumbel", "puct")
 ROOT_PASS_RULES = ("search", "leela")
 VALUE_MODES = ("sigmoid", "score")
+WALKS = ("auto", *mcts.WALKS)
+
+
+def tree_walk(config: SearchConfig) -> str:
+    """``config.walk`` with "auto" resolved for JAX's default backend (see :class:`SearchConfig`)."""
+    if config.walk != "auto":
+        return config.walk
+    return "path" if jax.default_backend() in ("gpu", "cuda", "rocm", "tpu") else "parents"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,6 +139,14 @@ class SearchConfig:
       value_mode: "sigmoid" (SAI, and the winrate baseline) or "score" (LZS).
       pv_length: length of the principal variations returned (0: none, the
         default: only analysis reads them, e.g. GTP asks for 32).
+      walk: how a simulation finds the ancestors of the node it expands, for
+        the superko check and the backward pass (``saijax.mcts``): "parents"
+        (loops up the parent links, one level an iteration: the least work,
+        best on a CPU), "path" (the descent's record: no loop, a fixed
+        amount of work a simulation, for a GPU or TPU, where each loop
+        iteration costs kernel launches and a wait), or "auto" (the default:
+        "path" when JAX's default backend is a GPU or TPU, else "parents").
+        The trees, and so the games, are the same either way.
       root_prior: None, or a hashable object whose ``weights(rules, states)``
         gives [B, A] positive factors multiplied into the root's prior (the
         online playing styles, :class:`saijax.styles.OnlineStyle`); the
@@ -155,6 +172,7 @@ class SearchConfig:
     beta_terminal: float = 10.0
     value_mode: str = "sigmoid"
     pv_length: int = 0
+    walk: str = "auto"
     root_prior: Any = None
 
     def __post_init__(self):
@@ -166,6 +184,8 @@ class SearchConfig:
             raise ValueError(f"search.num_simulations must be >= 1, got {self.num_simulations}")
         if int(self.pv_length) < 0:
             raise ValueError(f"search.pv_length must be >= 0, got {self.pv_length}")
+        if self.walk not in WALKS:
+            raise ValueError(f"search.walk must be one of {WALKS}, got {self.walk!r}")
         if self.root_pass_rule not in ROOT_PASS_RULES:
             raise ValueError(f"search.root_pass_rule must be one of {ROOT_PASS_RULES}, got {self.root_pass_rule!r}")
         if not 0.0 <= self.pass_answer_prior <= 1.0:
@@ -338,23 +358,34 @@ def _masked_logits(logits, legal):
     return jnp.where(legal, logits, jnp.finfo(logits.dtype).min)
 
 
-def _step_in_tree(rules: go.GoRules, state, action, root_history, parents, hashes, node):
-    """``go.step`` from one game's tree node ``node`` (its state has no record).
+def _step_in_tree(rules: go.GoRules, state, action, root_history, hashes, parents, path: mcts.Path):
+    """``go.step`` from one game's tree node, the last of ``path`` (its state has no record).
 
     The superko record is the root's ``root_history`` [H, 2] plus the hashes
-    of the nodes on the path from ``node`` up to the root (``parents`` [M],
-    ``hashes`` [M, 2], the tree's), walked once per step; the root's own hash
-    is in its record.
+    (``hashes`` [M, 2], the tree's) of the nodes from this one up to the
+    root, the root excluded (its own hash is in its record): with a full
+    path (``walk="path"``), the path's nodes, compared in one step; with a
+    path of one entry, a walk up the parent links (``parents`` [M]).
     """
+    if path.nodes.shape[0] > 1:
 
-    def seen(candidates):
-        def up(carry):
-            at, hit = carry
-            h = hashes[at]
-            return parents[at], hit | ((candidates[:, 0] == h[0]) & (candidates[:, 1] == h[1]))
+        def seen(candidates):
+            slot = jnp.arange(path.nodes.shape[0])
+            below_root = (slot >= 1) & (slot < path.length)
+            on_path = hashes[jnp.where(below_root, path.nodes, 0)]  # [D, 2]
+            hit = (candidates[:, None, 0] == on_path[None, :, 0]) & (candidates[:, None, 1] == on_path[None, :, 1])
+            return go.in_history(root_history, candidates) | jnp.any(hit & below_root[None, :], axis=1)
 
-        start = (node, go.in_history(root_history, candidates))
-        return jax.lax.while_loop(lambda c: c[0] != mctx.Tree.ROOT_INDEX, up, start)[1]
+    else:
+
+        def seen(candidates):
+            def up(carry):
+                at, hit = carry
+                h = hashes[at]
+                return parents[at], hit | ((candidates[:, 0] == h[0]) & (candidates[:, 1] == h[1]))
+
+            start = (path.nodes[0], go.in_history(root_history, candidates))
+            return jax.lax.while_loop(lambda c: c[0] != mctx.Tree.ROOT_INDEX, up, start)[1]
 
     return go.step(rules, state, action, seen=seen)
 
@@ -362,12 +393,12 @@ def _step_in_tree(rules: go.GoRules, state, action, root_history, parents, hashe
 def _make_recurrent_fn(evaluator: Evaluator, rules: go.GoRules, config: SearchConfig):
     vstep = jax.vmap(functools.partial(_step_in_tree, rules))
 
-    def recurrent_fn(params, rng_key, action, embedding: _Embedding, tree: mctx.Tree, parent):
+    def recurrent_fn(params, rng_key, action, embedding: _Embedding, tree: mctx.Tree, path: mcts.Path):
         del rng_key
         net_params, root = params
         states = embedding.state
         was_legal = jnp.take_along_axis(states.legal, action[:, None], axis=1)[:, 0]
-        nxt = vstep(states, action, root.history, tree.parents, tree.embeddings.state.hash, parent)
+        nxt = vstep(states, action, root.history, tree.embeddings.state.hash, tree.parents, path)
         logits, alpha, beta = evaluator(net_params, nxt)
         term = nxt.terminated
         # Scoring is a flood fill: skip it when no leaf in the batch has ended.
@@ -554,6 +585,7 @@ def _gumbel_policy(search_params, keys, root, recurrent_fn, legal, config: Searc
         invalid_actions=invalid,
         extra_data=mctx.GumbelMuZeroExtraData(root_gumbel=gumbel),
         recurrent_fn_reads_tree=True,
+        walk=tree_walk(config),
     )
     visits = tree.summary().visit_counts
     considered = jnp.max(visits, axis=-1, keepdims=True)
@@ -623,6 +655,7 @@ def _puct_policy(search_params, keys, root, recurrent_fn, legal, config: SearchC
         invalid_actions=~legal,
         extra_data=root_fpu,
         recurrent_fn_reads_tree=True,
+        walk=tree_walk(config),
     )
     visits = tree.summary().visit_probs  # visit-count distribution
     if config.temperature > 0:

@@ -148,6 +148,7 @@ def test_lambda_below_mu_names_both():
         ("selfplay.komi", float("nan"), ["selfplay.komi", "multiple of 0.5", "nan"]),
         ("selfplay.komi", 20000.5, ["selfplay.komi", "20000.5"]),
         ("search.value_mode", "winrate", ["search.value_mode", "'winrate'"]),
+        ("search.walk", "up", ["search.walk", "'up'", "parents"]),
         ("training.lr_schedule", "step", ["training.lr_schedule", "'step'"]),
         ("gating.threshold", 1.5, ["gating.threshold", "1.5"]),
         ("precision", "float16", ["precision", "'float16'"]),

@@ -45,6 +45,8 @@ def _tiny(claim, outdir):
         sizes = {}
         config = _config(claim, outdir, match=dict(TINY_MATCH, opening_moves=0), runs=runs,
                          figures=dict(main=["suboptimal_moves.png"]))  # fmt: skip
+        with config.unlocked():  # main's families only: judge_gpu is main judged by another net
+            config.families = {k: f for k, f in config.families.items() if f.where.run == "main"}
     with config.unlocked():
         config.play = True
         for name, size in sizes.items():
@@ -99,7 +101,10 @@ def test_the_shipped_verdicts_old_and_new(shipped):
     st = shipped["score_targeting"]
     assert float(st["v1000_itself_white"]["new_raw_p"]) == pytest.approx(67 / 2048)  # was Fisher 0.0048
     changed = {k for claim in shipped.values() for k, v in claim.items() if v["changes"] == "True"}
-    assert changed == {"fig5_itself_11_black", "fig5_w1_105_black", "table1_loss"}
+    assert changed == {"fig5_itself_11_black", "fig5_w1_105_black", "table1_loss",
+                       "s44_judge_gpu_none", "s44_judge_gpu_lambda_none"}  # fmt: skip
+    judged = shipped["suboptimal_moves"]  # an independent judge: fewer moves per win holds, more games with none not
+    assert float(judged["s44_judge_gpu_moves"]["new_p"]) < 0.05 < float(judged["s44_judge_gpu_none"]["new_p"])
     assert shipped["recovery"]["fig7_h1_05"]["new_below_005_without_capped"] == "0/1"
     assert float(shipped["recovery"]["fig7_h1_05"]["new_p"]) == pytest.approx(0.0177, abs=1e-4)
 

@@ -92,6 +92,16 @@ def test_selfplay_benchmark_ends_with_its_ratio(tmp_path):
     assert first["full_search_fraction"] == 1.0
 
 
+@pytest.mark.slow  # about 40 s
+def test_tree_walk_benchmark_times_both_walks():
+    stdout = _run(["benchmarks/tree_walk.py", f"--config={TINY}", "--generation=0", "--net=", "--simulations=2,4",
+                   "--rounds=1", "--moves=1"])  # fmt: skip
+    lines = stdout.strip().splitlines()
+    assert re.fullmatch(r"path/parents search time ratio \d+\.\d+", lines[-1]), lines[-3:]
+    rows = [line for line in lines if line.startswith("| network |") or line.startswith("| tree work alone |")]
+    assert len(rows) == 4 and all(float(r.split("|")[3]) > 0 < float(r.split("|")[4]) for r in rows)
+
+
 def test_forward_harness_times_over_the_duration_asked():
     """measure() times the ceiling over as long as the self-play it is compared with."""
     bench = _module("selfplay")

@@ -51,7 +51,8 @@ def _assert_same_tree(ours, theirs):
         np.testing.assert_allclose(getattr(ours, field), getattr(theirs, field), rtol=1e-5, atol=1e-6, err_msg=field)
 
 
-def test_gumbel_tree_matches_mctx():
+@pytest.mark.parametrize("walk", mcts.WALKS)
+def test_gumbel_tree_matches_mctx(walk):
     root, invalid = _root()
     gumbel = jax.random.gumbel(jax.random.PRNGKey(3), (B, A))
     qtransform = mctx.qtransform_completed_by_mix_value
@@ -72,7 +73,7 @@ def test_gumbel_tree_matches_mctx():
         extra_data=mctx.GumbelMuZeroExtraData(root_gumbel=gumbel),
     )
     keys = jax.random.split(jax.random.PRNGKey(0), B)
-    ours = jax.jit(lambda k: mcts.search(None, k, **kwargs))(keys)
+    ours = jax.jit(lambda k: mcts.search(None, k, walk=walk, **kwargs))(keys)
     theirs = jax.jit(lambda k: mctx.search(None, k, **kwargs))(jax.random.PRNGKey(1))
     _assert_same_tree(ours, theirs)
     assert int(ours.node_visits[:, 0].min()) == SIMS + 1
@@ -80,8 +81,9 @@ def test_gumbel_tree_matches_mctx():
     assert float(jnp.max(ours.summary().visit_counts * invalid)) == 0.0
 
 
+@pytest.mark.parametrize("walk", mcts.WALKS)
 @pytest.mark.parametrize("sharp_prior", [False, True])
-def test_puct_tree_matches_mctx(sharp_prior):
+def test_puct_tree_matches_mctx(sharp_prior, walk):
     root, invalid = _root()
     if sharp_prior:  # a strongly preferred line: deep, narrow trees
         root = root.replace(prior_logits=jnp.where(invalid, root.prior_logits, 5.0 * root.prior_logits))
@@ -95,9 +97,24 @@ def test_puct_tree_matches_mctx(sharp_prior):
         invalid_actions=invalid,
     )
     keys = jax.random.split(jax.random.PRNGKey(0), B)
-    ours = jax.jit(lambda k: mcts.search(None, k, **kwargs))(keys)
+    ours = jax.jit(lambda k: mcts.search(None, k, walk=walk, **kwargs))(keys)
     theirs = jax.jit(lambda k: mctx.search(None, k, **kwargs))(jax.random.PRNGKey(1))
     _assert_same_tree(ours, theirs)
+
+
+def test_the_two_walks_build_the_same_tree_bit_for_bit():
+    """Rewards only with a zero discount (as in Go): the path's scan gives the loop's values exactly."""
+    root, invalid = _root()
+    selection = functools.partial(mctx.muzero_action_selection, pb_c_init=1.25, pb_c_base=19652.0)
+    kwargs = dict(root=root, recurrent_fn=_recurrent_fn, root_action_selection_fn=functools.partial(selection, depth=0),
+                  interior_action_selection_fn=selection, num_simulations=SIMS, invalid_actions=invalid)  # fmt: skip
+    keys = jax.random.split(jax.random.PRNGKey(0), B)
+    trees = [jax.jit(lambda k, w=w: mcts.search(None, k, walk=w, **kwargs))(keys) for w in mcts.WALKS]
+    for a, b in zip(jax.tree_util.tree_leaves(trees[0]), jax.tree_util.tree_leaves(trees[1]), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert int(trees[0].node_visits[:, 0].min()) == SIMS + 1
+    with pytest.raises(ValueError, match="walk must be one of"):
+        mcts.search(None, keys, walk="up", **kwargs)
 
 
 def test_a_game_does_not_depend_on_the_batch():

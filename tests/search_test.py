@@ -189,7 +189,8 @@ def scripted_evaluator(rules, line, bonus=30.0):
     return evaluate
 
 
-def test_superko_deep_in_the_tree():
+@pytest.mark.parametrize("walk", ["parents", "path"])
+def test_superko_deep_in_the_tree(walk):
     # White to move. Three moves away from the ko, then Black takes it: White's
     # immediate retake would recreate the position after the third move, a
     # position that exists only inside the tree (not in the root's record).
@@ -205,7 +206,7 @@ def test_superko_deep_in_the_tree():
     )
     take, retake = pt(R5, 1, 2), pt(R5, 1, 1)
     line = [pt(R5, 4, 4), pt(R5, 4, 1), pt(R5, 3, 4), take, retake]
-    cfg = search.SearchConfig(num_simulations=8, max_num_considered_actions=1, gumbel_scale=0.0)
+    cfg = search.SearchConfig(num_simulations=8, max_num_considered_actions=1, gumbel_scale=0.0, walk=walk)
     fn = search.make_search_fn(scripted_evaluator(R5, line), R5, cfg, return_tree=True)
     out, tree = fn(None, jax.random.PRNGKey(0), batch(root))
     node = 0
@@ -238,11 +239,15 @@ def test_tree_legality_matches_the_game():
         . . . . .
         . . . . .""",
     )
-    fn = search.make_search_fn(
-        oracle_evaluator(R5), R5, search.SearchConfig(**dict(DEEP, num_simulations=96)), return_tree=True
-    )
-    _, tree = fn(None, jax.random.PRNGKey(1), batch(ko))
-    _assert_tree_matches_replay(R5, ko, tree)
+    trees = []
+    for walk in ("parents", "path"):
+        cfg = search.SearchConfig(**dict(DEEP, num_simulations=96), walk=walk)
+        fn = search.make_search_fn(oracle_evaluator(R5), R5, cfg, return_tree=True)
+        trees.append(fn(None, jax.random.PRNGKey(1), batch(ko, go.play(R5, ko, pt(R5, 1, 2))))[1])
+    _assert_tree_matches_replay(R5, ko, trees[0])
+    # The path's single compare and batched backward pass give the loops' tree, bit for bit.
+    for a, b in zip(jax.tree_util.tree_leaves(trees[0]), jax.tree_util.tree_leaves(trees[1]), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
 TWO_CAPTURES = """

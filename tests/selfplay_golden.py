@@ -103,10 +103,13 @@ def digest(workdir: str) -> dict:
     return out
 
 
-def run(workdir: str) -> dict:
+def run(workdir: str, walk: str = "auto") -> dict:
+    """The golden run in ``workdir`` (its search's ``walk``: the games must not depend on it); its digest."""
     from saijax import pipeline
 
-    pipeline.train_and_evaluate(golden_config(), workdir, progress=False, log=lambda *_: None)
+    config = golden_config()
+    config.search.walk = walk
+    pipeline.train_and_evaluate(config, workdir, progress=False, log=lambda *_: None)
     return digest(workdir)
 
 

@@ -247,10 +247,11 @@ def test_collector_matches_the_old_one_record_by_record():
 
 
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="the golden digest was made on the CPU")
-def test_pipeline_plays_and_records_the_golden_games(tmp_path):
+@pytest.mark.parametrize("walk", ["auto", pytest.param("path", marks=pytest.mark.slow)])
+def test_pipeline_plays_and_records_the_golden_games(tmp_path, walk):
     with open(selfplay_golden.GOLDEN) as f:
         golden = json.load(f)
-    got = selfplay_golden.run(str(tmp_path))
+    got = selfplay_golden.run(str(tmp_path), walk)
     assert got["metrics"] == golden["metrics"]
     assert got["replay"] == golden["replay"]
     assert got["sgf"] == golden["sgf"]

@@ -9,12 +9,14 @@ and (1, 0) and go7-az (the winrate head) each play go7-W3, 120 games, the
 same match seed, so game i of each condition has the same opening and
 colours: every test is paired by game (wins over all games, the rest over
 the games both won; :func:`experiments.suboptimal_moves.paired_tests`).
-The judge of point-losing moves is ``scorer``: for new runs go7-base-S1,
-a net of another run (the first 7×7 config's; a GPU-trained 7×7 net when
-one exists). The shipped games were judged by go7-S2, generation 160 of
-the same run as go7-S1 (169), which judges go7-az too: the shipped
-verdicts rest on that judge (``--config.runs.main.scorer=zoo:go7-S2``
-plays them as shipped). The claim rests on one net per training
+The judge of point-losing moves is ``scorer``. ``main``'s shipped games
+were judged by go7-S2, generation 160 of the same run as go7-S1 (169),
+which judges go7-az too (``--config.runs.main.scorer=zoo:go7-S2`` plays
+them as shipped; for new runs ``main`` names go7-base-S1). Run
+``judge_gpu`` plays main's games again (deterministic play: the same
+games) and judges them with go7-gpu-G46, generation 46 of the GPU run
+(configs/go7_gpu.py), a net of another run than every compared one; its
+families are ``s44_judge_*``, and its verdicts rest on that judge. The claim rests on one net per training
 method (go7-S1 and go7-az): a second seed of each needs GPU runs.
 Families: one per kind of test, over the three pairs of ``main``.
 
@@ -42,13 +44,17 @@ def get_config():
     c.runs = dict(
         main=dict(strong="zoo:go7-S1", agents=("0:0", "1:0"), winrate_net="zoo:go7-az", opponent="zoo:go7-W3",
                   scorer="zoo:go7-base-S1", score_visits=128, head_to_head=100),
+        judge_gpu=dict(strong="zoo:go7-S1", agents=("0:0", "1:0"), winrate_net="zoo:go7-az", opponent="zoo:go7-W3",
+                       scorer="zoo:go7-gpu-G46", score_visits=128, head_to_head=0),
         go5=dict(strong="zoo:go5-sai", agents=("0:0", "1:0"), winrate_net="zoo:go5-az", opponent="zoo:go5-weak",
                  scorer="zoo:go5", score_visits=32, head_to_head=0, board_size=5, komi=24.5, games=80, visits=32),
     )  # fmt: skip
-    c.shipped = dict(main="experiments/results/suboptimal_moves/main", go5="experiments/results/suboptimal_moves/go5")
-    c.figures = dict(main=["suboptimal_moves.png"], go5=["suboptimal_moves.png"])
+    c.shipped = dict(main="experiments/results/suboptimal_moves/main", go5="experiments/results/suboptimal_moves/go5",
+                     judge_gpu="experiments/results/suboptimal_moves/judge_gpu")  # fmt: skip
+    c.figures = {name: ["suboptimal_moves.png"] for name in c.shipped}
     c.families = {
-        f"s44_{m}": dict(where=dict(run="main", measure=m), size=3)
+        f"s44_{prefix}{m}": dict(where=dict(run=run, measure=m), size=3)
+        for run, prefix in (("main", ""), ("judge_gpu", "judge_"))
         for m in ("wins", "win_margin", "losing_moves", "won_with_none")
     }
     more = "SAI wins by more than the winrate-head program (§4.4)"
@@ -65,4 +71,14 @@ def get_config():
         _verdict("s44_lambda_none", "λ = 1 halves the point-losing moves (§4.4)",
                  "Fisher one-sided, won games with none, Holm over 3 rows", 3.4e-5, "won_with_none", baseline="go7-S1"),
     ]  # fmt: skip
+    # The same games judged by a net of another run (go7-gpu-G46): the old test is main's, judged by go7-S2.
+    judged_by_s2 = "the same paired test judged by go7-S2 (main), Holm over 3 rows"
+    for id_, claim, measure in (("none", fewer, "won_with_none"), ("moves", fewer, "losing_moves")):
+        c.verdicts.append(dict(_verdict(f"s44_judge_gpu_{id_}", claim, judged_by_s2, 1e-6, measure),
+                               where=dict(run="judge_gpu", condition="go7-S1[l=1,m=0]", baseline="go7-az",
+                                          measure=measure)))  # fmt: skip
+    c.verdicts.append(dict(_verdict("s44_judge_gpu_lambda_none", "λ = 1 halves the point-losing moves (§4.4)",
+                                    judged_by_s2, 1.1e-4, "won_with_none", baseline="go7-S1"),
+                           where=dict(run="judge_gpu", condition="go7-S1[l=1,m=0]", baseline="go7-S1",
+                                      measure="won_with_none")))  # fmt: skip
     return c
