@@ -192,8 +192,9 @@ def test_gpu_benchmark_small_measures_every_section(tmp_path):
     assert all(d["status"] == "done" for d in found.values()), {n: d["reason"] for n, d in found.items()}
     assert {r["name"] for r in found["versions"]["rows"]} >= {"jax", "backend", "devices"}
     assert len(found["forward"]["rows"]) == 8 and all(r["evals_per_s"] > 0 for r in found["forward"]["rows"])
-    (sp,) = found["selfplay"]["rows"]
-    assert 0 < sp["ratio"] < 1.5 and sp["compile_s"] > 0
+    rows = found["selfplay"]["rows"]  # a row per tree walk (search.walk)
+    assert [r["walk"] for r in rows] == ["path", "parents"]
+    assert all(0 < r["ratio"] < 1.5 and r["compile_s"] > 0 and 0 < r["tree_work_share"] for r in rows)
     assert [r["env"] for r in found["env"]["rows"]] == ["saijax", "pgx go_9x9"]
     anchor = {r["what"]: r for r in found["anchor"]["rows"]}
     assert anchor["self-play"]["ratio"] > 0 and anchor["forward pass alone"]["evals_per_s"] > 0
