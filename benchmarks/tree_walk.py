@@ -10,10 +10,11 @@ config's self-play at ``--generation`` (benchmarks/selfplay.py's ``build``,
 with ``--net``'s weights, a zoo name or a checkpoint step directory, so that
 the trees are a trained net's), plays three chunks so that the slots are in
 mid-game, and then times, in alternating rounds, a search of the slots'
-positions per move for each walk and simulation count: with the network,
-and with a network that costs nothing (the tree work alone). Each figure is
-the median over the rounds of the mean of ``--moves`` searches inside one
-jitted loop. The last line is ``path/parents search time ratio R`` at the
+positions per move for each walk and simulation count (benchmarks/selfplay.py's
+``SearchHarness``: ``--moves`` searches inside one jitted loop, each of
+another rolling of the positions): with the network, and with a network that
+costs nothing (the tree work alone). Each figure is the median over the
+rounds. The last line is ``path/parents search time ratio R`` at the
 largest simulation count: above 1, "path" is slower on this backend.
 """
 
@@ -23,49 +24,31 @@ import argparse
 import dataclasses
 import os
 import sys
-import time
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import selfplay as selfplay_bench  # noqa: E402  (benchmarks/selfplay.py)
 
 from saijax import config as config_lib  # noqa: E402
-from saijax import pipeline, player_cli, search  # noqa: E402
+from saijax import player_cli  # noqa: E402
 
 
-def search_loop(bench, evaluator, walk: str, simulations: int, moves: int):
-    """A jitted ``moves`` searches of the slots' positions with ``walk``; returns a () -> seconds per search."""
+def seconds_per_search(bench, evaluator, walk: str, simulations: int, moves: int):
+    """A () -> seconds per search of the slots' positions with ``walk`` and ``simulations`` (every move a full
+    search): benchmarks/selfplay.py's :class:`SearchHarness` on the bench with that search."""
     cfg = dataclasses.replace(
         bench.search_config,
         walk=walk,
         num_simulations=simulations,
         max_num_considered_actions=min(simulations, bench.search_config.max_num_considered_actions),
     )
-    states, batch = bench.sp_state.games, bench.selfplay_config.batch_size
-    agent = pipeline.selfplay_agent(bench.config)
-
-    @jax.jit
-    def run(params, states, key):
-        def body(i, total):
-            keys = jax.random.split(jax.random.fold_in(key, i), batch)
-            out = search.run_search(evaluator, params, keys, states, rules=bench.rules, config=cfg, agent=agent,
-                                    noise_scale=jnp.ones((batch,), jnp.float32))  # fmt: skip
-            return total + jnp.sum(out.policy) + jnp.sum(out.root_alpha) + jnp.sum(out.score_estimate)
-
-        return jax.lax.fori_loop(0, moves, body, 0.0)
-
-    args = (bench.variables, states, jax.random.PRNGKey(0))
-    jax.block_until_ready(run(*args))
-
-    def seconds():
-        t = time.perf_counter()
-        jax.block_until_ready(run(*args))
-        return (time.perf_counter() - t) / moves
-
-    return seconds
+    full = dataclasses.replace(bench.selfplay_config, full_search_prob=1.0)
+    harness = selfplay_bench.SearchHarness(dataclasses.replace(bench, search_config=cfg, selfplay_config=full),
+                                           moves=moves, evaluator=evaluator)  # fmt: skip
+    states = bench.sp_state.games
+    return lambda: harness.batch * (simulations + 1) / harness.rate(0.0, states)
 
 
 def main(argv=None) -> int:
@@ -86,7 +69,7 @@ def main(argv=None) -> int:
     selfplay_bench.compile_chunk(bench)
     selfplay_bench.play(bench, 3)
     nets = {"network": bench.evaluator, "tree work alone": selfplay_bench.null_evaluator(bench.rules)}
-    timers = {(n, s, w): search_loop(bench, ev, w, s, args.moves) for n, ev in nets.items() for s in sims
+    timers = {(n, s, w): seconds_per_search(bench, ev, w, s, args.moves) for n, ev in nets.items() for s in sims
               for w in ("parents", "path")}  # fmt: skip
     times = {k: [] for k in timers}
     for _ in range(args.rounds):

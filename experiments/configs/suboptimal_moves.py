@@ -32,8 +32,8 @@ from experiments import run
 PAIRS = (("go7-S1[l=1,m=0]", "go7-az"), ("go7-S1", "go7-az"), ("go7-S1[l=1,m=0]", "go7-S1"))
 
 
-def _verdict(id_, claim, old_test, old_p, measure, condition="go7-S1[l=1,m=0]", baseline="go7-az"):
-    where = dict(run="main", condition=condition, baseline=baseline, measure=measure)
+def _verdict(id_, claim, old_test, old_p, measure, condition="go7-S1[l=1,m=0]", baseline="go7-az", run="main"):
+    where = dict(run=run, condition=condition, baseline=baseline, measure=measure)
     return dict(id=id_, claim=claim, old_test=old_test, old_p=old_p, basis="holm", where=where)
 
 
@@ -71,14 +71,12 @@ def get_config():
         _verdict("s44_lambda_none", "λ = 1 halves the point-losing moves (§4.4)",
                  "Fisher one-sided, won games with none, Holm over 3 rows", 3.4e-5, "won_with_none", baseline="go7-S1"),
     ]  # fmt: skip
-    # The same games judged by a net of another run (go7-gpu-G46): the old test is main's, judged by go7-S2.
+    # main's games played again and judged by a net of another run (go7-gpu-G46); the old test: main's, by go7-S2.
     judged_by_s2 = "the same paired test judged by go7-S2 (main), Holm over 3 rows"
-    for id_, claim, measure in (("none", fewer, "won_with_none"), ("moves", fewer, "losing_moves")):
-        c.verdicts.append(dict(_verdict(f"s44_judge_gpu_{id_}", claim, judged_by_s2, 1e-6, measure),
-                               where=dict(run="judge_gpu", condition="go7-S1[l=1,m=0]", baseline="go7-az",
-                                          measure=measure)))  # fmt: skip
-    c.verdicts.append(dict(_verdict("s44_judge_gpu_lambda_none", "λ = 1 halves the point-losing moves (§4.4)",
-                                    judged_by_s2, 1.1e-4, "won_with_none", baseline="go7-S1"),
-                           where=dict(run="judge_gpu", condition="go7-S1[l=1,m=0]", baseline="go7-S1",
-                                      measure="won_with_none")))  # fmt: skip
+    c.verdicts += [
+        _verdict("s44_judge_gpu_none", fewer, judged_by_s2, 1e-6, "won_with_none", run="judge_gpu"),
+        _verdict("s44_judge_gpu_moves", fewer, judged_by_s2, 1e-6, "losing_moves", run="judge_gpu"),
+        _verdict("s44_judge_gpu_lambda_none", "λ = 1 halves the point-losing moves (§4.4)", judged_by_s2, 1.1e-4,
+                 "won_with_none", baseline="go7-S1", run="judge_gpu"),
+    ]  # fmt: skip
     return c
