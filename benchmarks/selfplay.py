@@ -23,11 +23,12 @@ forward pass's compilation), plays one warm-up chunk, and then alternates
   as inside a search, no pass pays a dispatch), the loop run again and again
   for as long as the round's self-play took; evaluations/s = B / time per pass;
 * the search alone (:class:`SearchHarness`), timed the same way, and the
-  same search with a network that costs nothing (:func:`null_evaluator`):
-  the share of the search's time that is tree work (selection, the Go step
-  of each simulation, the backward pass), not the network. Both search the
-  positions the slots were at when the round began, so that they cost what
-  self-play's searches cost then;
+  same search's tree work alone (selection, the Go step and superko check
+  of each simulation, terminal scoring, the backward pass), not the
+  network: the same searches on the same trees, with the network's outputs
+  looked up in a table made beforehand (``SearchHarness(replay=True)``).
+  Both search the positions the slots were at when the round began, so
+  that they cost what self-play's searches cost then;
 * self-play around the search: the same chunks with a search that costs
   nothing (:func:`free_search`, :class:`OutsideHarness`) from the same
   state, as a share of the round's self-play time: move choice, board
@@ -291,11 +292,23 @@ class SearchHarness:
     the same positions every time, the root's evaluation, which depends on
     the positions and the network only, could be hoisted out of the loop and
     paid once, a saving self-play never has (an eighth of an 8-simulation
-    search)."""
+    search).
 
-    def __init__(self, bench: Bench, moves: int = 4, evaluator: search.Evaluator | None = None):
+    With ``replay=True`` it times the search's tree work alone, on the trees
+    the network builds: before timing each set of positions it runs the real
+    search once (``return_tree``), evaluates every node of every tree with
+    the network, and then searches with :func:`replay_evaluator`, which looks
+    each position's outputs up in that table instead of computing them. The
+    trees, and so the selection, Go steps, superko checks, terminal scoring
+    and backward passes, are the network's; only the network's cost is gone
+    (a lookup among the slot's ``moves`` × (S + 1) nodes takes its place).
+    A network that costs nothing *and knows nothing* (:func:`null_evaluator`)
+    builds other trees, shallower and with fewer two-pass leaves: it
+    measured a trained net's tree work at about half of what it is."""
+
+    def __init__(self, bench: Bench, moves: int = 4, evaluator: search.Evaluator | None = None, replay: bool = False):
         sp, s_cfg = bench.selfplay_config, bench.search_config
-        self.batch, self.moves = sp.batch_size, int(moves)
+        self.batch, self.moves, self.replay = sp.batch_size, int(moves), bool(replay)
         self.parts = [(1.0, s_cfg)]
         if sp.fast_simulations > 0 and sp.full_search_prob < 1:
             fast = min(sp.fast_simulations, s_cfg.num_simulations)
@@ -304,55 +317,107 @@ class SearchHarness:
             )
             self.parts = [(sp.full_search_prob, s_cfg), (1.0 - sp.full_search_prob, cheap)]
         agent, rules, batch = pipeline.selfplay_agent(bench.config), bench.rules, self.batch
-        evaluator = evaluator or bench.evaluator
+        network = evaluator or bench.evaluator
+        evaluator = replay_evaluator if self.replay else network
+
+        def searches(cfg, evaluate, params, rolled, key, trees: bool):
+            def body(total, xs):
+                k, states = xs
+                out = search.run_search(
+                    evaluate,
+                    params,
+                    jax.random.split(k, batch),
+                    states,
+                    rules=rules,
+                    config=cfg,
+                    agent=agent,
+                    noise_scale=jnp.ones((batch,), jnp.float32),
+                    return_tree=trees,
+                )
+                if trees:
+                    return total, out[1].embeddings.state  # [B, S + 1, ...]: every node's position
+                return total + jnp.sum(out.policy) + jnp.sum(out.root_alpha), None
+
+            xs = (jax.random.split(key, self.moves), rolled)
+            total, nodes = jax.lax.scan(body, jnp.float32(0.0), xs)
+            return nodes if trees else total
 
         def make(cfg):
+            return jax.jit(functools.partial(searches, cfg, evaluator, trees=False))
+
+        def make_table(cfg):
             @jax.jit
-            def run(params, rolled, key):
-                def body(total, xs):
-                    k, states = xs
-                    out = search.run_search(
-                        evaluator,
-                        params,
-                        jax.random.split(k, batch),
-                        states,
-                        rules=rules,
-                        config=cfg,
-                        agent=agent,
-                        noise_scale=jnp.ones((batch,), jnp.float32),
-                    )
-                    return total + jnp.sum(out.policy) + jnp.sum(out.root_alpha), None
+            def table(params, rolled, key):
+                nodes = searches(cfg, network, params, rolled, key, trees=True)  # [moves, B, S + 1, ...]
 
-                xs = (jax.random.split(key, self.moves), rolled)
-                return jax.lax.scan(body, jnp.float32(0.0), xs)[0]
+                # One node of one move's trees at a time: a batch of B positions, as the search evaluates them.
+                def by_column(x):  # [moves, B, S + 1, ...] -> [moves · (S + 1), B, ...]
+                    x = jnp.moveaxis(x, 2, 1)
+                    return x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
 
-            return run
+                columns = jax.tree_util.tree_map(by_column, nodes)
+                logits, alpha, beta = jax.lax.map(lambda states: network(params, states), columns)  # [M, B, ...]
+                per_slot = lambda x: jnp.moveaxis(x, 0, 1)  # noqa: E731  [B, M, ...]: a slot's nodes over every move
+                return {
+                    "hash": per_slot(columns.hash),
+                    "to_play": per_slot(columns.to_play),
+                    "logits": per_slot(logits),
+                    "alpha": per_slot(alpha),
+                    "beta": per_slot(beta),
+                }
 
-        self._runs = [(w, cfg, make(cfg)) for w, cfg in self.parts]
-        self._args = (bench.variables, _rolled(bench.sp_state.games, self.moves), jax.random.PRNGKey(0))
+            return table
+
+        self._runs = [(w, cfg, make(cfg), make_table(cfg) if self.replay else None) for w, cfg in self.parts]
+        self._variables, self._key = bench.variables, jax.random.PRNGKey(0)
         t = time.perf_counter()
-        for _, _, run in self._runs:
-            jax.block_until_ready(run(*self._args))
+        self._set_positions(bench.sp_state.games)
+        for (_, _, run, _), params in zip(self._runs, self._params, strict=True):
+            jax.block_until_ready(run(params, self._rolled, self._key))
         self.compile_seconds = time.perf_counter() - t
+
+    def _set_positions(self, states: go.GoState) -> None:
+        """Rolls ``states`` for the ``moves`` searches; with ``replay``, tabulates the network's outputs on
+        every node of the trees the real searches of them build (one table per part)."""
+        self._rolled = _rolled(states, self.moves)
+        if self.replay:
+            self._params = [jax.block_until_ready(table(self._variables, self._rolled, self._key))
+                            for _, _, _, table in self._runs]  # fmt: skip
+        else:
+            self._params = [self._variables] * len(self._runs)
 
     def rate(self, seconds: float = 0.0, states: go.GoState | None = None) -> float:
         """Evaluations/s, each search timed over as many calls as take at
         least its weight's share of ``seconds`` (one call at 0), of the
         positions ``states`` (the self-play slots' positions; default: those
-        it was built with). A search's cost depends on the position (captures,
+        it was built with or last given). A search's cost depends on the position (captures,
         the superko check, two-pass leaves), so the measure passes the slots'
         positions at the start of each round: what self-play searched then."""
         if states is not None:
-            self._args = (self._args[0], _rolled(states, self.moves), self._args[2])
+            self._set_positions(states)
         per_move = evals = 0.0
-        for weight, cfg, run in self._runs:
+        for (weight, cfg, run, _), params in zip(self._runs, self._params, strict=True):
             t, calls = time.perf_counter(), 0
             while calls == 0 or time.perf_counter() - t < weight * seconds:
-                jax.block_until_ready(run(*self._args))
+                jax.block_until_ready(run(params, self._rolled, self._key))
                 calls += 1
             per_move += weight * (time.perf_counter() - t) / (calls * self.moves)
             evals += weight * self.batch * (cfg.num_simulations + 1)
         return evals / per_move
+
+
+def replay_evaluator(table, states):
+    """An evaluator that looks the network's outputs up instead of computing them (:class:`SearchHarness`
+    with ``replay``): ``table`` holds, per slot, M positions (``hash`` [B, M, 2], ``to_play`` [B, M]) and the
+    network's outputs on them (``logits`` [B, M, A], ``alpha``, ``beta`` [B, M]); each state gets the outputs
+    of the first entry of its slot with its hash and player to move."""
+    match = jnp.all(table["hash"] == states.hash[:, None, :], axis=-1) & (table["to_play"] == states.to_play[:, None])
+    index = jnp.argmax(match, axis=1)
+
+    def pick(x):
+        return jnp.take_along_axis(x, index.reshape((-1, 1) + (1,) * (x.ndim - 2)), axis=1)[:, 0]
+
+    return pick(table["logits"]), pick(table["alpha"]), pick(table["beta"])
 
 
 def null_evaluator(rules: go.GoRules) -> search.Evaluator:
@@ -452,7 +517,7 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
     # The slots' games: device-resident positions of the self-play batch.
     forward = ForwardHarness(bench.evaluator, bench.variables, bench.sp_state.games, forward_passes)
     searching = SearchHarness(bench)
-    tree_only = SearchHarness(bench, evaluator=null_evaluator(bench.rules))
+    tree_only = SearchHarness(bench, replay=True)
     outside = OutsideHarness(bench)
     batch = bench.selfplay_config.batch_size
     per_round = []
@@ -470,7 +535,7 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
             fwd_wall, fwd_cpu = forward.time(sp_wall)
             fwd_best = min(forward.time()[0] for _ in range(3))  # the ceiling as timed before (for comparison)
             search_rate = searching.rate(sp_wall, positions)
-            tree_rate = tree_only.rate(sp_wall / 4, positions)  # a fraction of the time: it is over 10x faster
+            tree_rate = tree_only.rate(sp_wall / 4, positions)  # a fraction of the time: it is several times faster
             full = loop.full_moves
             evals = evaluations(bench, chunks, full)
             t_replay, t_sgf, rows = _write_generation(bench, scratch, r)
@@ -554,8 +619,9 @@ def summary_lines(bench: Bench, compiled: dict[str, float], result: dict[str, An
         f"the search alone (no move choice, board steps or records; compiled in "
         f"{result['search_compile_seconds']:.1f} s): {result['search_evals_per_s']:,.0f} evals/s, "
         f"self-play/search {result['search_ratio']:.3f}, search/forward "
-        f"{result['search_evals_per_s'] / result['forward_evals_per_s']:.3f}; its tree work (the same search with "
-        f"a network that costs nothing) {result['tree_work_share']:.1%} of its time; self-play around the search "
+        f"{result['search_evals_per_s'] / result['forward_evals_per_s']:.3f}; its tree work (the same searches "
+        f"of the same trees, the network's outputs looked up) {result['tree_work_share']:.1%} of its time; "
+        "self-play around the search "
         f"(its chunks with a search that costs nothing) {result['outside_search_share']:.1%} of self-play's time",
         f"ratio over the rounds: median {result['ratio']:.3f}, spread {result['ratio_min']:.3f}-"
         f"{result['ratio_max']:.3f}; CPU-time ratio {result['cpu_ratio']:.3f}; against the best of 3 single "

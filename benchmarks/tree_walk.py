@@ -12,8 +12,9 @@ the trees are a trained net's), plays three chunks so that the slots are in
 mid-game, and then times, in alternating rounds, a search of the slots'
 positions per move for each walk and simulation count (benchmarks/selfplay.py's
 ``SearchHarness``: ``--moves`` searches inside one jitted loop, each of
-another rolling of the positions): with the network, and with a network that
-costs nothing (the tree work alone). Each figure is the median over the
+another rolling of the positions): with the network, and with the network's
+outputs on the same trees looked up instead of computed (``replay``: the tree
+work alone). Each figure is the median over the
 rounds. The last line is ``path/parents search time ratio R`` at the
 largest simulation count: above 1, "path" is slower on this backend.
 """
@@ -35,9 +36,10 @@ from saijax import config as config_lib  # noqa: E402
 from saijax import player_cli  # noqa: E402
 
 
-def seconds_per_search(bench, evaluator, walk: str, simulations: int, moves: int):
+def seconds_per_search(bench, replay: bool, walk: str, simulations: int, moves: int):
     """A () -> seconds per search of the slots' positions with ``walk`` and ``simulations`` (every move a full
-    search): benchmarks/selfplay.py's :class:`SearchHarness` on the bench with that search."""
+    search): benchmarks/selfplay.py's :class:`SearchHarness` on the bench with that search (with ``replay``,
+    its tree work alone: the network's outputs looked up)."""
     cfg = dataclasses.replace(
         bench.search_config,
         walk=walk,
@@ -46,9 +48,8 @@ def seconds_per_search(bench, evaluator, walk: str, simulations: int, moves: int
     )
     full = dataclasses.replace(bench.selfplay_config, full_search_prob=1.0)
     harness = selfplay_bench.SearchHarness(dataclasses.replace(bench, search_config=cfg, selfplay_config=full),
-                                           moves=moves, evaluator=evaluator)  # fmt: skip
-    states = bench.sp_state.games
-    return lambda: harness.batch * (simulations + 1) / harness.rate(0.0, states)
+                                           moves=moves, replay=replay)  # fmt: skip
+    return lambda: harness.batch * (simulations + 1) / harness.rate(0.0)
 
 
 def main(argv=None) -> int:
@@ -68,8 +69,8 @@ def main(argv=None) -> int:
     bench = selfplay_bench.build(config, generation=args.generation, variables=variables)
     selfplay_bench.compile_chunk(bench)
     selfplay_bench.play(bench, 3)
-    nets = {"network": bench.evaluator, "tree work alone": selfplay_bench.null_evaluator(bench.rules)}
-    timers = {(n, s, w): seconds_per_search(bench, ev, w, s, args.moves) for n, ev in nets.items() for s in sims
+    nets = {"network": False, "tree work alone": True}
+    timers = {(n, s, w): seconds_per_search(bench, replay, w, s, args.moves) for n, replay in nets.items() for s in sims
               for w in ("parents", "path")}  # fmt: skip
     times = {k: [] for k in timers}
     for _ in range(args.rounds):

@@ -348,10 +348,18 @@ def _node_value(config: SearchConfig, rules: go.GoRules, alpha, beta, states, ro
     return sigmoid.leaf_value(alpha, beta, same, root.x_lambda, root.x_mu)
 
 
-def _terminal_margin(rules: go.GoRules, states):
-    """Tromp–Taylor margin for the player to move, without komi."""
-    score = jax.vmap(lambda s: go.area_score(rules, s))(states)
-    return score * states.to_play.astype(jnp.float32)
+def _terminal_margin(rules: go.GoRules, states, terminal):
+    """Tromp–Taylor margin for the player to move, without komi, where ``terminal`` [B] (elsewhere 0).
+
+    The other games' boards are scored as a board of black stones: under
+    ``vmap`` the scoring's flood fill runs until every game's has stopped,
+    and a board with no empty point stops at once, so the loop runs as long
+    as the ended games need (late positions, small empty regions), not as
+    long as a mid-game position elsewhere in the batch would.
+    """
+    board = jnp.where(terminal[:, None], states.board, jnp.int8(1))
+    score = jax.vmap(lambda s: go.area_score(rules, s))(states.replace(board=board))
+    return jnp.where(terminal, score * states.to_play.astype(jnp.float32), 0.0)
 
 
 def _masked_logits(logits, legal):
@@ -403,7 +411,7 @@ def _make_recurrent_fn(evaluator: Evaluator, rules: go.GoRules, config: SearchCo
         term = nxt.terminated
         # Scoring is a flood fill: skip it when no leaf in the batch has ended.
         margin = jax.lax.cond(
-            jnp.any(term), lambda: _terminal_margin(rules, nxt), lambda: jnp.zeros(term.shape, jnp.float32)
+            jnp.any(term), lambda: _terminal_margin(rules, nxt, term), lambda: jnp.zeros(term.shape, jnp.float32)
         )
         alpha = jnp.where(term, margin, alpha)
         beta = jnp.where(term, config.beta_terminal, beta)

@@ -116,6 +116,33 @@ def test_forward_harness_times_over_the_duration_asked():
     assert logits.shape == (4, 26) and float(alpha.sum()) == 0 and float(beta.min()) == 1
 
 
+@pytest.mark.slow  # about 45 s
+def test_tree_work_is_timed_on_the_networks_own_trees():
+    """SearchHarness(replay=True) searches with the network's outputs looked up, not computed: the searches
+    come out as the network's (the same root policies and α, summed), and the lookup returns the table's
+    entry for each of the table's own positions."""
+    bench = _module("selfplay")
+    config = config_lib.load_config(TINY)
+    b = bench.build(config, generation=0)
+    real, replayed = bench.SearchHarness(b, moves=2), bench.SearchHarness(b, moves=2, replay=True)
+    for (_, _, run_real, _), p_real, (_, _, run_replayed, _), p_replayed in zip(
+        real._runs, real._params, replayed._runs, replayed._params, strict=True
+    ):
+        assert float(run_replayed(p_replayed, replayed._rolled, replayed._key)) == pytest.approx(
+            float(run_real(p_real, real._rolled, real._key)), rel=1e-5
+        )
+        # Each slot's table holds 2 moves x (S + 1) nodes; a state gets its own row's outputs.
+        rows = p_replayed["hash"].shape[1]
+        assert rows == 2 * (b.search_config.num_simulations + 1)
+        states = types.SimpleNamespace(hash=p_replayed["hash"][:, 3], to_play=p_replayed["to_play"][:, 3])
+        logits, alpha, _ = bench.replay_evaluator(p_replayed, states)
+        same = jnp.all(p_replayed["hash"] == states.hash[:, None], -1)
+        first = jnp.argmax(same & (p_replayed["to_play"] == states.to_play[:, None]), axis=1)
+        assert bool(jnp.all(alpha == p_replayed["alpha"][jnp.arange(alpha.shape[0]), first]))
+        assert logits.shape == (alpha.shape[0], b.rules.num_actions)
+    assert 0 < replayed.rate(0.0) and 0 < real.rate(0.0)
+
+
 def test_selfplay_benchmark_counts_evaluations_as_the_pipeline_does():
     """With playout caps, a cheap search costs its own simulations + 1 (the
     arithmetic of pipeline.train_and_evaluate's selfplay_evaluations)."""
