@@ -302,7 +302,7 @@ class SearchHarness:
     trees, and so the selection, Go steps, superko checks, terminal scoring
     and backward passes, are the network's; only the network's cost is gone
     (a lookup among the slot's ``moves`` × (S + 1) nodes takes its place).
-    A network that costs nothing *and knows nothing* (:func:`null_evaluator`)
+    A network that costs nothing *and knows nothing* (flat priors, α = 0: this benchmark's measure before)
     builds other trees, shallower and with fewer two-pass leaves: it
     measured a trained net's tree work at about half of what it is."""
 
@@ -418,19 +418,6 @@ def replay_evaluator(table, states):
         return jnp.take_along_axis(x, index.reshape((-1, 1) + (1,) * (x.ndim - 2)), axis=1)[:, 0]
 
     return pick(table["logits"]), pick(table["alpha"]), pick(table["beta"])
-
-
-def null_evaluator(rules: go.GoRules) -> search.Evaluator:
-    """A network that costs nothing: flat policy logits, α = 0, β = 1 for every
-    position (kept data-dependent on the positions, so that nothing upstream
-    is dead code). The search with it is the search's tree work alone."""
-
-    def evaluate(params, states):
-        del params
-        zero = 0.0 * states.to_play.astype(jnp.float32)
-        return jnp.zeros((zero.shape[0], rules.num_points + 1), jnp.float32) + zero[:, None], zero, zero + 1.0
-
-    return evaluate
 
 
 def free_search(evaluator, params, keys, states, *, rules, config, agent, noise_scale) -> search.SearchOutput:
