@@ -44,11 +44,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
-import importlib.metadata
 import json
 import os
-import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -61,6 +58,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import go_env  # noqa: E402  (benchmarks/go_env.py)
+import provenance  # noqa: E402  (benchmarks/provenance.py)
 import selfplay as selfplay_bench  # noqa: E402  (benchmarks/selfplay.py)
 import training as training_bench  # noqa: E402  (benchmarks/training.py)
 
@@ -123,6 +121,7 @@ class Lane:
         self.forward_rate: dict[tuple[int, int, str], float] = {}
         self.chunk_compile: list[float] = []
         self.selfplay_ratio: list[float] = []
+        self.provenance = provenance.describe()  # in every section's JSON
         os.makedirs(out, exist_ok=True)
 
     def left(self) -> float:
@@ -170,13 +169,15 @@ class Lane:
             return max(self.chunk_compile)
         return CHUNK_COMPILE_FACTOR * self.compile_estimate()
 
-    def selfplay_estimate(self, blocks, filters, batch, precision, sims, moves, chunks, passes) -> float:
-        """Compile, a warm-up chunk, the timed chunks and forward passes."""
+    def selfplay_estimate(self, blocks, filters, batch, precision, sims, moves, chunks, timings) -> float:
+        """Compile, a warm-up chunk, and the timed chunks, each round's self-play time ``timings`` times
+        over: the self-play and each rate timed over as long (the forward pass; for saijax also the
+        search and its tree work)."""
         rate = self.rate_estimate(blocks, filters, precision)
         ratio = float(np.median(self.selfplay_ratio)) if self.selfplay_ratio else PRIOR_SELFPLAY_RATIO
         run = 0.0
         if rate is not None:
-            run = (chunks + 1) * moves * batch * (sims + 1) / (rate * ratio) + passes * batch / rate
+            run = (1 + timings * chunks) * moves * batch * (sims + 1) / (rate * ratio)
         return self.chunk_compile_estimate() + self.compile_estimate() + run
 
 
@@ -239,6 +240,7 @@ class Section:
             "columns": [k for k, _ in self.columns],
             "rows": self.rows,
             "notes": self.notes,
+            "provenance": self.lane.provenance,
         }
 
     def markdown(self) -> str:
@@ -300,34 +302,9 @@ def _cell(value) -> str:
 
 def versions(lane: Lane, args):
     section = lane.section("versions", "Versions and device", [("name", "what"), ("value", "value")])
-    found = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for package in ("jax", "jaxlib", "flax", "optax", "chex", "orbax-checkpoint", "mctx", "pgx", "numpy"):
-        try:
-            found[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            found[package] = "not installed"
-    devices = jax.devices()
-    found["backend"] = jax.default_backend()
-    found["devices"] = f"{len(devices)} x {devices[0].device_kind}"
-    try:
-        smi = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-        )
-        if smi.returncode == 0 and smi.stdout.strip():
-            found["nvidia-smi"] = smi.stdout.strip().splitlines()[0]
-    except (OSError, subprocess.SubprocessError):
-        pass
-    try:
-        commit = subprocess.run(
-            ["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
-        )
-        if commit.returncode == 0:
-            found["saijax commit"] = commit.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
+    found = {**lane.provenance["versions"], **lane.provenance["device"]}
+    if lane.provenance["saijax_commit"]:
+        found["saijax commit"] = lane.provenance["saijax_commit"]
     found["budget_s"] = lane.budget_s
     found["sizes"] = "small (--small)" if args.small else "full"
     for name, value in found.items():
@@ -483,7 +460,7 @@ def selfplay(lane: Lane, args):
             args.simulations,
             moves,
             args.rounds * args.chunks,
-            args.forward_passes * args.rounds,
+            4,  # self-play, the forward pass, the search alone, its tree work (benchmarks/selfplay.measure)
         )
         reason = section.fits(estimate)
         if reason:
@@ -690,7 +667,7 @@ def anchor(lane: Lane, args):
         sims,
         moves,
         args.rounds * args.chunks,
-        args.forward_passes * args.rounds,
+        2,  # self-play and the forward pass
     )
     reason = section.fits(estimate)
     if reason:
@@ -707,13 +684,14 @@ def anchor(lane: Lane, args):
         harness = selfplay_bench.ForwardHarness(az.evaluate, az.variables, state, args.forward_passes)
         rows, i = [], 0
         for _ in range(args.rounds):
-            fwd = min(harness.time()[0] for _ in range(args.repeats))
             t = time.perf_counter()
             for _ in range(args.chunks):
                 i += 1
                 state, records = az.chunk(az.variables, state, jax.random.fold_in(key, i))
                 jax.device_get(records)  # pgx's example takes its samples to the host
             sp = time.perf_counter() - t
+            # As benchmarks/selfplay.measure times saijax's ceiling: over as long as the round's self-play.
+            fwd = harness.time(sp)[0]
             evals = args.chunks * moves * batch * (sims + 1)
             rows.append((evals / sp, batch / fwd))
     except Exception as e:  # noqa: BLE001 - e.g. pgx or mctx not installed
@@ -736,8 +714,8 @@ def anchor(lane: Lane, args):
     section.add({"what": "forward pass alone", "evals_per_s": fwd_rate, "compile_s": harness.compile_seconds})
     section.notes.append(
         f"{args.rounds} alternating rounds of {args.chunks} chunk(s) of {moves} moves (records to the host after "
-        f"each) and {args.forward_passes} forward passes (the same harness as section 2); evaluations B x (S + 1) "
-        "a move."
+        f"each) and loops of {args.forward_passes} forward passes (the same harness as section 2) timed over as long "
+        "as the round's self-play, as saijax's rows in section 3; evaluations B x (S + 1) a move."
     )
     section.finish()
 

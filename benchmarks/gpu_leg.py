@@ -21,9 +21,13 @@ On the GPU machine, from the repository root, with `.whl/` carried
 4. packs the leg's files (``pipeline.leg_files``: the newest checkpoint,
    ``metrics.jsonl``, ``config.json``) into ``$OUT/<run>_leg.tar``, in parts
    of at most 15 MiB if larger (what comes back from the device machine is
-   at most 8 files of 16 MiB), and the leg's SGFs into
+   at most 8 files of 16 MiB; with ``--leg_form=compact`` or
+   ``compact_bfloat16`` the checkpoint is first made a compact leg by
+   ``python -m saijax.compact_leg``: no optimizer state, about half the
+   size or less), and the leg's SGFs into
    ``$OUT/<run>_sgf.tar.gz``; writes ``$OUT/leg.json`` (sizes, sha256,
-   generations, this leg's evaluations and rates) and prints the leg's
+   generations, this leg's evaluations and rates, the device and versions)
+   and prints the leg's
    size. Four or five files in all.
 
 Here, after the files came back:
@@ -62,8 +66,12 @@ import tarfile
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import provenance  # noqa: E402  (benchmarks/provenance.py: imports no JAX)
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = ("go7_gpu", "go9_gpu")
+LEG_FORMS = ("full", "compact", "compact_bfloat16")  # saijax.compact_leg
 PART_BYTES = 15 * 2**20  # under the device tool's 16 MiB per returned file
 WHEELS_SITE = "/tmp/site"
 
@@ -178,19 +186,39 @@ def train(args, extra_site: str | None, log) -> tuple[int, float]:
     return rc, time.time() - t0
 
 
-def pack(args, resumed_after: int | None, rc: int, wall: float, log) -> dict:
-    """The leg's files into ``<run>_leg.tar`` (parts of at most PART_BYTES),
-    its SGFs into ``<run>_sgf.tar.gz``, and ``leg.json``."""
+def compact(args, extra_site: str | None, log) -> str:
+    """The workdir's newest checkpoint as a compact leg (``python -m
+    saijax.compact_leg``, on the CPU) in a new folder beside the workdir;
+    returns the folder."""
+    folder = args.workdir.rstrip(os.sep) + "_compact_leg"
+    if os.path.exists(folder):
+        shutil.rmtree(folder)
+    dtype = "bfloat16" if args.leg_form == "compact_bfloat16" else "float32"
+    command = [sys.executable, "-m", "saijax.compact_leg", args.workdir, folder, f"--weights_dtype={dtype}"]
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (extra_site, REPO, env.get("PYTHONPATH")) if p)
+    log("$ " + " ".join(command))
+    subprocess.run(command, cwd=REPO, env=env, check=True)
+    return folder
+
+
+def pack(args, resumed_after: int | None, rc: int, wall: float, log, extra_site: str | None = None) -> dict:
+    """The leg's files (``--leg_form``: as the run wrote them, or a compact
+    leg) into ``<run>_leg.tar`` (parts of at most PART_BYTES), its SGFs into
+    ``<run>_sgf.tar.gz``, and ``leg.json``."""
     generations = checkpoint_generations(args.workdir)
     if not generations:
         raise SystemExit(f"error: {args.workdir} has no checkpoint: nothing to keep (see {args.out}/train.log)")
     last = generations[-1]
-    files = leg_paths(args.workdir, last)
+    folder = args.workdir
+    if args.leg_form != "full":
+        folder = compact(args, extra_site, log)
+    files = leg_paths(folder, last)
     tar_path = os.path.join(args.out, f"{args.run}_leg.tar")
     with tarfile.open(tar_path, "w") as tar:
         for path in files:
             if os.path.exists(path):
-                tar.add(path, arcname=os.path.relpath(path, args.workdir))
+                tar.add(path, arcname=os.path.relpath(path, folder))
     parts = split(tar_path, PART_BYTES)
     leg_bytes = sum(_bytes(p) for p in files if os.path.exists(p))
     sgf = os.path.join(args.workdir, "sgf")
@@ -217,10 +245,13 @@ def pack(args, resumed_after: int | None, rc: int, wall: float, log) -> dict:
         "selfplay_evaluations_per_second": rate,  # steady: after the leg's first generation
         "seconds_per_generation": round(sum(float(m["seconds"]) for m in steady) / len(steady), 2) if steady else None,
         "compile_seconds_this_leg": round(sum(float(m.get("compile_seconds", 0.0)) for m in lines), 1),
+        "leg_form": args.leg_form,
         "leg_bytes": leg_bytes,
         "checkpoint_bytes": _bytes(files[0]),
         "parts": [os.path.basename(p) for p in parts],
         "sha256": _sha256(parts),
+        # The device (nvidia-smi's) and the versions the leg ran with (the carried wheels' included).
+        "provenance": provenance.describe(jax_devices=False, paths=[WHEELS_SITE]),
     }
     if lines:
         info["last_metrics"] = {
@@ -273,7 +304,7 @@ def run(args) -> int:
     with open(os.path.join(args.out, "train.log")) as f:
         tail = f.read().splitlines()[-25:]
     print("\n".join(tail), flush=True)
-    pack(args, resumed_after, rc, wall, log)
+    pack(args, resumed_after, rc, wall, log, extra_site)
     log("done")
     return rc
 
@@ -317,6 +348,12 @@ def unpack(args) -> int:
 CURVE_KEYS = (
     "alpha_empty",
     "beta_empty",
+    # The data's komi curve and the opening (issue 43; empty in legs before them).
+    "data_alpha",
+    "data_beta",
+    "data_beta_local",
+    "first_move_centre_share",
+    "resigned_row_share",
     "first_move",
     "score_error",
     "score_error_late",
@@ -364,6 +401,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     r.add_argument("--leg_dir", default="", help="the leg to resume from (default experiments/results/<run>_run/leg)")
     r.add_argument("--cache_dir", default="", help="the compilation cache (default: beside the workdir)")
     r.add_argument("--wheels", default=os.path.join(REPO, ".whl"), help="wheels to install first ('' for none)")
+    r.add_argument(
+        "--leg_form",
+        default="full",
+        choices=LEG_FORMS,
+        help="the leg as the run wrote it, or compact (no optimizer state: it restarts on resume; "
+        "the weights in float32 or bfloat16), README 'Long runs in legs'",
+    )
     r.epilog = "Flags after -- go to saijax.train as they are (size overrides for a dry run)."
     u = sub.add_parser("unpack", help="here: the files that came back into the committed leg folder")
     u.add_argument("run", help=f"one of {RUNS}")

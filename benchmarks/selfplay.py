@@ -26,18 +26,23 @@ forward pass's compilation), plays one warm-up chunk, and then alternates
   same search's tree work alone (selection, the Go step and superko check
   of each simulation, terminal scoring, the backward pass), not the
   network: the same searches on the same trees, with the network's outputs
-  looked up in a table made beforehand (``SearchHarness(replay=True)``).
-  Both search the positions the slots were at when the round began, so
-  that they cost what self-play's searches cost then;
+  looked up in a table made beforehand (``SearchHarness(replay=True)``:
+  keyed on a hash of all the network reads, and each new table's replay
+  checked against the real searches, visit counts and policies element by
+  element, before it is timed). Both search the positions the slots were
+  at when the round began, so that they cost what self-play's searches
+  cost then;
 * self-play around the search: the same chunks with a search that costs
   nothing (:func:`free_search`, :class:`OutsideHarness`) from the same
   state, as a share of the round's self-play time: move choice, board
   steps, branches, refills and records.
 
-Every rate of a round averages over the same length of time: a best-of-3
-timing of a 0.1-second forward loop against one 10-second self-play timing
-would set the ceiling on the machine's fastest moment and the self-play on
-its average. The
+Every rate of a round (self-play, the forward pass, the search, its tree
+work) averages over the same length of time, the round's self-play wall: a
+best-of-3 timing of a 0.1-second forward loop against one 10-second
+self-play timing would set the ceiling on the machine's fastest moment and
+the self-play on its average. (Self-play around the search is not a rate
+but a share: the same number of chunks, timed once.) The
 ratio self-play / forward is the median over the rounds, so a slow
 spell of a shared machine hits both sides of a round alike; the spread is
 printed with it, and the CPU-time ratio (this process's threads only), which
@@ -299,9 +304,17 @@ class SearchHarness:
     search once (``return_tree``), evaluates every node of every tree with
     the network, and then searches with :func:`replay_evaluator`, which looks
     each position's outputs up in that table instead of computing them. The
-    trees, and so the selection, Go steps, superko checks, terminal scoring
-    and backward passes, are the network's; only the network's cost is gone
-    (a lookup among the slot's ``moves`` × (S + 1) nodes takes its place).
+    table is keyed on :func:`input_key`, a hash of all the network reads (the
+    past boards and illegal-move planes too, not the board alone), so a
+    position reached by another history is another entry. Before a table's
+    searches are timed, a checked replay (:meth:`outputs`) makes a position
+    missing from the table an error and compares the replayed visit counts,
+    policies and root α with the real search's, element by element
+    (:func:`_check_replay`); the timed searches repeat it. The trees, and so
+    the selection, Go steps, superko checks, terminal scoring and backward
+    passes, are the network's; only the network's cost is gone (the key of
+    each evaluated position and a lookup among the slot's ``moves`` × (S + 1)
+    nodes take its place, and count as tree work).
     A network that costs nothing *and knows nothing* (flat priors, α = 0: this benchmark's measure before)
     builds other trees, shallower and with fewer two-pass leaves: it
     measured a trained net's tree work at about half of what it is."""
@@ -318,10 +331,12 @@ class SearchHarness:
             self.parts = [(sp.full_search_prob, s_cfg), (1.0 - sp.full_search_prob, cheap)]
         agent, rules, batch = pipeline.selfplay_agent(bench.config), bench.rules, self.batch
         network = evaluator or bench.evaluator
-        evaluator = replay_evaluator if self.replay else network
+        self._misses: list[int] = []  # positions missing from the table, as the checked replays report them
+        evaluator = replay_evaluator(input_key) if self.replay else network
+        checked = replay_evaluator(input_key, on_miss=self._misses.append)
 
         def searches(cfg, evaluate, params, rolled, key, trees: bool):
-            def body(total, xs):
+            def body(_, xs):
                 k, states = xs
                 out = search.run_search(
                     evaluate,
@@ -334,21 +349,28 @@ class SearchHarness:
                     noise_scale=jnp.ones((batch,), jnp.float32),
                     return_tree=trees,
                 )
+                result, nodes = out if trees else (out, None)
+                # Returned, not summed: nothing is dead code, and a replay can be compared element by element.
+                outputs = {
+                    "policy": result.policy,
+                    "visit_counts": result.visit_counts,
+                    "root_alpha": result.root_alpha,
+                }
                 if trees:
-                    return total, out[1].embeddings.state  # [B, S + 1, ...]: every node's position
-                return total + jnp.sum(out.policy) + jnp.sum(out.root_alpha), None
+                    return None, (outputs, nodes.embeddings.state)  # [B, S + 1, ...]: every node's position
+                return None, outputs
 
             xs = (jax.random.split(key, self.moves), rolled)
-            total, nodes = jax.lax.scan(body, jnp.float32(0.0), xs)
-            return nodes if trees else total
+            return jax.lax.scan(body, None, xs)[1]  # [moves, B, ...]
 
-        def make(cfg):
-            return jax.jit(functools.partial(searches, cfg, evaluator, trees=False))
+        def make(cfg, evaluate):
+            return jax.jit(functools.partial(searches, cfg, evaluate, trees=False))
 
         def make_table(cfg):
             @jax.jit
             def table(params, rolled, key):
-                nodes = searches(cfg, network, params, rolled, key, trees=True)  # [moves, B, S + 1, ...]
+                # The real search's outputs come back with the table, for _set_positions to compare the replay with.
+                outputs, nodes = searches(cfg, network, params, rolled, key, trees=True)  # [moves, B, S + 1, ...]
 
                 # One node of one move's trees at a time: a batch of B positions, as the search evaluates them.
                 def by_column(x):  # [moves, B, S + 1, ...] -> [moves · (S + 1), B, ...]
@@ -356,35 +378,62 @@ class SearchHarness:
                     return x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
 
                 columns = jax.tree_util.tree_map(by_column, nodes)
-                logits, alpha, beta = jax.lax.map(lambda states: network(params, states), columns)  # [M, B, ...]
+                keys, logits, alpha, beta = jax.lax.map(
+                    lambda states: (input_key(states), *network(params, states)), columns
+                )  # [M, B, ...]
                 per_slot = lambda x: jnp.moveaxis(x, 0, 1)  # noqa: E731  [B, M, ...]: a slot's nodes over every move
-                return {
-                    "hash": per_slot(columns.hash),
-                    "to_play": per_slot(columns.to_play),
-                    "logits": per_slot(logits),
-                    "alpha": per_slot(alpha),
-                    "beta": per_slot(beta),
-                }
+                entries = {"key": keys, "logits": logits, "alpha": alpha, "beta": beta}
+                return jax.tree_util.tree_map(per_slot, entries), outputs
 
             return table
 
-        self._runs = [(w, cfg, make(cfg), make_table(cfg) if self.replay else None) for w, cfg in self.parts]
+        # (weight, config, the timed searches, with replay: the table and the checked replay, else None).
+        self._runs = [
+            (w, cfg, make(cfg, evaluator), (make_table(cfg), make(cfg, checked)) if self.replay else None)
+            for w, cfg in self.parts
+        ]
         self._variables, self._key = bench.variables, jax.random.PRNGKey(0)
         t = time.perf_counter()
-        self._set_positions(bench.sp_state.games)
+        self._set_positions(bench.sp_state.games)  # with replay, compiles the table and the checked replay
         for (_, _, run, _), params in zip(self._runs, self._params, strict=True):
             jax.block_until_ready(run(params, self._rolled, self._key))
         self.compile_seconds = time.perf_counter() - t
 
     def _set_positions(self, states: go.GoState) -> None:
-        """Rolls ``states`` for the ``moves`` searches; with ``replay``, tabulates the network's outputs on
-        every node of the trees the real searches of them build (one table per part)."""
+        """Rolls ``states`` for the ``moves`` searches. With ``replay``, tabulates the network's outputs on
+        every node of the trees the real searches of them build (one table per part), and checks that the
+        replayed searches are the real ones: no position missing from the table (an error), and the same
+        visit counts, policies and root α, element by element (a ``ValueError`` otherwise)."""
         self._rolled = _rolled(states, self.moves)
-        if self.replay:
-            self._params = [jax.block_until_ready(table(self._variables, self._rolled, self._key))
-                            for _, _, _, table in self._runs]  # fmt: skip
-        else:
+        if not self.replay:
             self._params = [self._variables] * len(self._runs)
+            return
+        tables = [jax.block_until_ready(table(self._variables, self._rolled, self._key))
+                  for _, _, _, (table, _) in self._runs]  # fmt: skip
+        self._params = [entries for entries, _ in tables]
+        for (_, cfg, _, _), (_, real), replayed in zip(self._runs, tables, self.outputs(), strict=True):
+            _check_replay(jax.device_get(real), replayed, cfg.num_simulations)
+
+    def outputs(self) -> list[dict[str, np.ndarray]]:
+        """Each part's searches of the current positions, run once: ``policy`` and ``visit_counts``
+        [moves, B, A] and ``root_alpha`` [moves, B]. With ``replay``, the checked replay (the timed one
+        with :func:`replay_evaluator`'s ``on_miss`` report), and a position missing from the table is a
+        ``ValueError``."""
+        found = []
+        for (_, cfg, run, replayed), params in zip(self._runs, self._params, strict=True):
+            if replayed is None:
+                found.append(jax.device_get(run(params, self._rolled, self._key)))
+                continue
+            self._misses.clear()
+            out = jax.device_get(replayed[1](params, self._rolled, self._key))
+            jax.effects_barrier()  # every report is in
+            if sum(self._misses):
+                raise ValueError(
+                    f"replay_evaluator: {sum(self._misses)} evaluations of positions missing from the table "
+                    f"({cfg.num_simulations} simulations)"
+                )
+            found.append(out)
+        return found
 
     def rate(self, seconds: float = 0.0, states: go.GoState | None = None) -> float:
         """Evaluations/s, each search timed over as many calls as take at
@@ -392,7 +441,9 @@ class SearchHarness:
         positions ``states`` (the self-play slots' positions; default: those
         it was built with or last given). A search's cost depends on the position (captures,
         the superko check, two-pass leaves), so the measure passes the slots'
-        positions at the start of each round: what self-play searched then."""
+        positions at the start of each round: what self-play searched then.
+        With ``replay`` the new positions' tables are made, and the replay
+        checked, before the timing."""
         if states is not None:
             self._set_positions(states)
         per_move = evals = 0.0
@@ -406,18 +457,85 @@ class SearchHarness:
         return evals / per_move
 
 
-def replay_evaluator(table, states):
+# Replayed policies may differ from the real ones by rounding only (the table's evaluations are the
+# search's, batched alike); the visit counts must be equal.
+REPLAY_TOLERANCE = 1e-5
+
+
+def _check_replay(real: dict[str, Any], replayed: dict[str, Any], simulations: int) -> None:
+    """Raises ``ValueError`` unless the replayed searches' outputs are the real ones, element by element."""
+    visits = np.asarray(replayed["visit_counts"]) != np.asarray(real["visit_counts"])
+    if visits.any():
+        raise ValueError(
+            f"the replayed searches ({simulations} simulations) are not the network's: visit counts differ in "
+            f"{int(visits.sum())} of {visits.size} entries"
+        )
+    for name in ("policy", "root_alpha"):
+        gap = float(np.max(np.abs(np.asarray(replayed[name], np.float64) - np.asarray(real[name], np.float64))))
+        if not gap <= REPLAY_TOLERANCE:
+            raise ValueError(
+                f"the replayed searches ({simulations} simulations) are not the network's: {name} up to "
+                f"{gap:.3g} apart (tolerance {REPLAY_TOLERANCE})"
+            )
+
+
+@functools.cache
+def _key_weights(length: int) -> np.ndarray:
+    """uint32 [length, 2]: fixed random odd multipliers, one column per word of :func:`input_key`."""
+    return np.random.default_rng(20261127).integers(0, 2**32, (length, 2), dtype=np.uint64).astype(np.uint32) | 1
+
+
+def input_key(states: go.GoState) -> jax.Array:
+    """uint32 [B, 2]: a 64-bit hash of everything the network's evaluator reads of each state: the
+    fields its input planes are made of (``go.features``: the board, the three past boards, the
+    illegal-move and last-liberty planes at t..t-3; the player to move, who sets the planes' "own"
+    and the baselines' colour plane) and the komi (a baseline's α is its margin less the signed
+    komi). Positions with one board but another history get other keys, as the network may answer
+    them otherwise; states equal in these fields get one key, as the network cannot tell them apart.
+
+    The fields, as uint32 words (small integers; komi's float bits), are multiplied by fixed random
+    odd weights and summed modulo 2³², once per word of the key: a linear hash, one small matrix
+    product per evaluation, not the planes themselves (whichever planes a value head takes, these
+    fields make them). Two states of one game (one komi) that differ in these fields share a key
+    with a chance of about 2⁻⁶⁰: their difference is small integers, ±1 or ±2.
+    """
+    b = states.board.shape[0]
+    words = jnp.concatenate(
+        [
+            states.board.reshape(b, -1).astype(jnp.int32),
+            states.past_boards.reshape(b, -1).astype(jnp.int32),
+            states.illegal_planes.reshape(b, -1).astype(jnp.int32),
+            states.atari_planes.reshape(b, -1).astype(jnp.int32),
+            states.to_play.reshape(b, 1).astype(jnp.int32),
+            jax.lax.bitcast_convert_type(states.komi.astype(jnp.float32), jnp.int32).reshape(b, 1),
+        ],
+        axis=1,
+    ).astype(jnp.uint32)  # [B, L]
+    weights = jnp.asarray(_key_weights(words.shape[1]))  # [L, 2]
+    return jnp.sum(words[:, :, None] * weights[None], axis=1, dtype=jnp.uint32)
+
+
+def replay_evaluator(key_of, on_miss=None) -> search.Evaluator:
     """An evaluator that looks the network's outputs up instead of computing them (:class:`SearchHarness`
-    with ``replay``): ``table`` holds, per slot, M positions (``hash`` [B, M, 2], ``to_play`` [B, M]) and the
-    network's outputs on them (``logits`` [B, M, A], ``alpha``, ``beta`` [B, M]); each state gets the outputs
-    of the first entry of its slot with its hash and player to move."""
-    match = jnp.all(table["hash"] == states.hash[:, None, :], axis=-1) & (table["to_play"] == states.to_play[:, None])
-    index = jnp.argmax(match, axis=1)
+    with ``replay``). Its parameters are a table holding, per slot, M entries: ``key`` [B, M, 2], the
+    ``key_of(states)`` of M positions (:func:`input_key`), and the network's outputs on them (``logits``
+    [B, M, A], ``alpha``, ``beta`` [B, M]). Each state gets the outputs of an entry of its slot with its
+    key. With ``on_miss``, every evaluation reports to the host (``jax.debug.callback``) how many of
+    its states have no entry, for the caller to raise on; without it (the timed searches, which repeat
+    checked ones) such a state would get entry 0's outputs."""
 
-    def pick(x):
-        return jnp.take_along_axis(x, index.reshape((-1, 1) + (1,) * (x.ndim - 2)), axis=1)[:, 0]
+    def evaluate(table, states):
+        match = jnp.all(table["key"] == key_of(states)[:, None, :], axis=-1)  # [B, M]
+        if on_miss is not None:
+            jax.debug.callback(lambda n: on_miss(int(n)), jnp.sum(~jnp.any(match, axis=1)))
+        index = jnp.argmax(match, axis=1)
 
-    return pick(table["logits"]), pick(table["alpha"]), pick(table["beta"])
+        def pick(x):
+            return jnp.take_along_axis(x, index.reshape((-1, 1) + (1,) * (x.ndim - 2)), axis=1)[:, 0]
+
+        return pick(table["logits"]), pick(table["alpha"]), pick(table["beta"])
+
+    return evaluate
 
 
 def free_search(evaluator, params, keys, states, *, rules, config, agent, noise_scale) -> search.SearchOutput:
@@ -510,9 +628,10 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
     per_round = []
     with tempfile.TemporaryDirectory(prefix="selfplay_bench_") as scratch:
         for r in range(rounds):
-            # Self-play first; then the forward pass and the search alone, each
-            # timed over as long as the self-play took, so that every rate of a
-            # round averages over the same length of a (possibly shared) machine.
+            # Self-play first; then the forward pass, the search alone and its tree
+            # work alone, each timed over as long as the self-play took, so that
+            # every rate of a round averages over the same length of a (possibly
+            # shared) machine.
             positions = bench.sp_state.games  # the slots' positions as the round starts
             outside_wall = outside.seconds(chunks)
             c, t = time.process_time(), time.perf_counter()
@@ -522,7 +641,7 @@ def measure(bench: Bench, *, rounds: int = 3, chunks: int = 4, forward_passes: i
             fwd_wall, fwd_cpu = forward.time(sp_wall)
             fwd_best = min(forward.time()[0] for _ in range(3))  # the ceiling as timed before (for comparison)
             search_rate = searching.rate(sp_wall, positions)
-            tree_rate = tree_only.rate(sp_wall / 4, positions)  # a fraction of the time: it is several times faster
+            tree_rate = tree_only.rate(sp_wall, positions)
             full = loop.full_moves
             evals = evaluations(bench, chunks, full)
             t_replay, t_sgf, rows = _write_generation(bench, scratch, r)
@@ -618,6 +737,7 @@ def summary_lines(bench: Bench, compiled: dict[str, float], result: dict[str, An
 
 
 def _main(argv):
+    import provenance  # benchmarks/provenance.py, beside this script
     from absl import flags, logging
     from ml_collections import config_flags
 
@@ -643,6 +763,9 @@ def _main(argv):
     if check is not None:
         result["pipeline_check"] = check
         lines.insert(-1, check_line(result, check))
+    result["config"] = filename
+    result["generation"] = f.generation
+    result["provenance"] = provenance.describe()  # benchmarks/provenance.py: the device and the versions
     if f.json:
         with open(f.json, "w") as out:
             json.dump(result, out, indent=2)

@@ -178,6 +178,7 @@ def measure(bench: dict[str, Any], *, steps: int, rounds: int, block: int) -> di
 
 
 def _main(argv):
+    import provenance  # benchmarks/provenance.py, beside this script
     from absl import flags, logging
     from ml_collections import config_flags
 
@@ -218,7 +219,8 @@ def _main(argv):
     ]
     if f.json:
         with open(f.json, "w") as out:
-            json.dump({"config": filename, **result}, out, indent=2)
+            # benchmarks/provenance.py, beside this script: the device and the versions.
+            json.dump({"config": filename, **result, "provenance": provenance.describe()}, out, indent=2)
     print("\n".join(lines), flush=True)
 
 

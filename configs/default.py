@@ -156,6 +156,10 @@ def get_config() -> ml_collections.ConfigDict:
     config.selfplay.komi = 7.0  # Black's komi in 'fixed' mode (and matches).
     # Temperature of the sampled komi's logistic distribution (scale 1/β·T).
     config.selfplay.komi_temperature = 1.0
+    # 'sample' mode: this share of complete games is played at `komi`
+    # instead (SAI's server: 30% at the board's komi, keeping data where the
+    # game's decision is however the net's α wanders).
+    config.selfplay.fixed_komi_share = 0.0
     # Probability that a position queues a branch (paper 0.02; the server
     # used 0.025 with at most 3 branches per game).
     config.selfplay.branch_prob = 0.02
@@ -177,6 +181,15 @@ def get_config() -> ml_collections.ConfigDict:
     # 9×9 collapse, docs/design.md §6). 0 and 0: every visited move.
     config.selfplay.random_min_visits = 1  # more than this many visits
     config.selfplay.random_losing_threshold = 0.05  # and a value above this
+    # SAI's take-back: a random move whose value would make its player
+    # resign (the resign rule, in a game that may resign) is replaced by the
+    # best move. Like SAI's, it cannot fire before move N²/4.
+    config.selfplay.random_takeback = False
+    # With playout caps: random opening moves only from full searches (SAI
+    # drew them from its full search). A slot still in its first
+    # random_moves moves does not move on a cheap search; it waits for the
+    # next full one (its cheap search is spent, and counted).
+    config.selfplay.random_full_search_only = False
     # What those moves are drawn from: 'visits' (the root's visit counts,
     # SAI) or 'improved' (the search's policy target; the same thing for
     # PUCT). Gumbel's sequential halving at a few simulations spreads its

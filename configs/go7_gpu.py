@@ -13,17 +13,27 @@ each leg resumes from the one before, committed in
 chosen from what could be measured on the CPU (experiments/README.md,
 "The GPU runs (issue 33): pending a GPU"):
 
-* Bigger than 3×32. The CPU run's 3×32 net, after 51.8 M evaluations, still
-  loses whole groups against itself: its deterministic self-play from the
-  random opening spreads by 29 points (sd; 34 at 256 visits with 2 random
-  moves), where β_∅ ≥ 2 needs about a point (opening_spread/S1_*). The
-  zoo has no other 7×7 size to measure, and the 5×5 net (2×32, β_∅ 3.34,
-  perfect against GNU Go as Black) spreads by 23 points too, nearly all of
-  it whole-board ±25 swings after a random opening move gives the board
-  away (56 and 60 of 64 games, opening_spread/), so the statistic does not
-  rank net sizes across boards: it says only that 3×32 is not sharp on 7×7.
-  Three blocks already see the whole board (a receptive field of 15 points),
-  so the extra capacity goes into width: 5.1 times the trunk's weights.
+* Bigger than 3×32. This was argued from the spread of self-play's final
+  margins, and that argument measured the wrong thing (issue 43;
+  experiments/README.md, "What sets β_∅"). It read: the CPU run's 3×32 net,
+  after 51.8 M evaluations, still loses whole groups against itself; its
+  deterministic self-play from the random opening spreads by 29 points (sd;
+  34 at 256 visits with 2 random moves), where β_∅ = π / (√3 · sd) ≥ 2
+  would need about a point (opening_spread/S1_*). But the β_∅ a net learns
+  follows Δ, how much its own self-play's Black win rate drops from komi
+  8.5 to 9.5 (a logistic gives β ≈ 4·atanh Δ), not the margins' sd, which
+  is dominated by collapses to ±49 (with λ = 0 the side that is losing at
+  the komi gives the board away) that do not change who wins. The 5×5 net
+  shows it: go5 (2×32, β_∅ 3.34, perfect against GNU Go as Black) spreads
+  by 23 points too, nearly all of it whole-board ±25 swings (56 and 60 of
+  64 games, opening_spread/go5_*), yet 58–66% of its games end at exactly
+  +25, where the half point of komi decides: 4·atanh Δ 2.6–3.1. On 7×7,
+  go7-S1 learned 0.23 (4·atanh Δ 0.31–0.50) and generation 46 of this
+  config, 4×64, learned 0.24 (0.57). So nothing measured here says that
+  3×32 is too small; whether net size moves β_∅ is one of issue 43's
+  levers. Three blocks already see the whole board (a receptive field of 15
+  points), so the extra capacity goes into width: 5.1 times the trunk's
+  weights.
 * Speed is not what limits the size. On one H200 (issue 31, 9×9, batch
   4,096, bfloat16, PUCT at 32 simulations) self-play ran 593 k evaluations/s against 1,673 k for the
   4×128 net's forward pass alone: the tree and the Go rules take about

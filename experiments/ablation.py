@@ -96,14 +96,15 @@ def parse_arms(text: str) -> list[tuple[str, str, int | None]]:
     return arms
 
 
-def learning_curve(name: str, workdir: str, upto: int | None = None) -> list[dict]:
-    """One row per generation of a run (up to ``upto``): cumulative evaluations (M), minutes and the metrics."""
+def learning_curve(name: str, workdir: str, upto: int | None = None, keys=CURVE_KEYS) -> list[dict]:
+    """One row per generation of a run (up to ``upto``): cumulative evaluations (M), minutes and the
+    metrics ``keys``."""
     metrics = common.read_metrics(workdir)
     if not metrics:
         raise ValueError(f"arm {name!r}: {workdir} has no metrics.jsonl lines")
     if upto is not None and upto not in metrics:
         raise ValueError(f"arm {name!r}: {workdir} has no metrics for generation {upto}")
-    return [{"arm": name} | row for row in common.learning_curve(metrics, CURVE_KEYS, upto)]
+    return [{"arm": name} | row for row in common.learning_curve(metrics, keys, upto)]
 
 
 def d4_from(curve: list[dict], move: str = "D4") -> int | str:

@@ -573,10 +573,17 @@ def read_metrics(workdir: str) -> dict[int, dict]:
     out: dict[int, dict] = {}
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
-            for line in f:
-                if line.strip():
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
                     row = json.loads(line)
                     out[int(row["generation"])] = row
+                except (ValueError, KeyError, TypeError) as e:
+                    raise ValueError(
+                        f"{path} line {number} is not a metrics line ({type(e).__name__}: {e}); a run killed "
+                        "while writing leaves a torn line: resuming the run repairs it"
+                    ) from None
     return out
 
 

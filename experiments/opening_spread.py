@@ -1,38 +1,58 @@
-"""How far apart self-play's results land: the margin spread that bounds β_∅.
+"""How sharply self-play's outcomes depend on komi: Δ, the quantity that sets β_∅.
 
     python -m experiments.run --config=experiments/configs/opening_spread.py  # the shipped runs
     python experiments/opening_spread.py --net=zoo:go7-S1 --games=256 --visits=32 \\
         --opening_policies=visits,improved --outdir=/tmp/opening_spread
 
-SAI's net learns β from game outcomes, so the β it can learn at a position
-is set by how much self-play's final margins from that position spread: if
-Black's board margin (komi left out) from the empty board were logistic with
-scale s, Black's win probability at komi k would be σ((m̄ − k)/s), i.e.
-α_∅ = m̄ and β_∅ = 1/s = π / (√3 · sd). SAI's β_∅ > 2 needs margins that
-spread by less than a point; saijax's 7×7 runs ended near 0.1, a spread of
-15–20 points.
+SAI's net learns β from game outcomes at the sampled komi, so the β_∅ it
+learns follows how much its own self-play's win rate changes with komi at
+the empty board. Call Δ the drop in Black's win rate from the komi half a
+point below the fair komi to the one half a point above (7×7: 8.5 and 9.5;
+5×5: 24.5 and 25.5). A logistic σ(β(α + k)) centred between them gives
+σ(β/2) − σ(−β/2) = tanh(β/4), so β ≈ 4·atanh Δ. Measured, the nets'
+learned β_∅ is of the order of 4·atanh Δ from their own self-play (go5:
+3.34 against 2.6–3.1; go7-S1: 0.23 against 0.31–0.50; generation 46 of
+configs/go7_gpu.py: 0.24 against 0.56; issue 43).
 
-This script measures that spread directly for one net: it plays ``--games``
-self-play games with the run's own self-play machinery from the empty board
-at a fixed komi (no branches, no resignation, games played out), the first
-``--random_moves`` moves sampled (with root noise on them only, as
-``selfplay.noise_moves``), the rest the search's best move, once per
-opening policy of ``--opening_policies`` (``selfplay.opening_policy``:
-``visits`` draws the opening moves ∝ the root's visit counts, SAI's rule;
-``improved`` ∝ the search's policy target). Since every move after the
-opening is deterministic, the spread is the opening's: how many points the
-random moves give away, as the net's own continuation counts them.
+An earlier version of this script argued instead from the spread of the
+final margins: if Black's board margin were logistic with standard
+deviation sd, β_∅ would be π / (√3 · sd), so β_∅ ≥ 2 would need margins
+that spread by less than a point. That measured the wrong thing. The
+margins' sd (22.6 for go5, 29–31 for the 7×7 nets) is dominated by
+collapses to ±49 (±25 on 5×5): with λ = 0 the side that is losing at the
+komi gives the board away, which does not change who wins. go5 learned
+β_∅ 3.34 from margins with sd 22.6. ``summary.csv`` keeps that number
+as ``implied_beta``, the β a logistic spread of the margins would give,
+not what the net learns.
+
+This script plays ``--games`` self-play games with the run's own
+self-play machinery from the empty board at a fixed komi (no branches,
+no resignation, games played out), the first ``--random_moves`` moves
+sampled (with root noise on them only, as ``selfplay.noise_moves``), the
+rest the search's best move, once per opening policy of
+``--opening_policies`` (``selfplay.opening_policy``: ``visits`` draws the
+opening moves ∝ the root's visit counts, SAI's rule; ``improved`` ∝ the
+search's policy target). Every move after the opening is deterministic, so
+distinct openings, not games, are the sample. The games are played at the
+one komi ``--komi`` and scored at both of Δ's komis from the same board
+margins, so Δ here is the share of games that end exactly at the fair
+komi's margin (margins are integers). Play depends on the komi, so games
+played at each komi (two runs, ``--komi=8.5`` and ``--komi=9.5``) can
+give a different Δ: for go7-S1 they gave 0.12, against 0.078 from scoring
+the committed ``S1_r8_v64`` (played at 9.5) at both komis (issue 43).
 
 Outputs in ``--outdir``: ``games.csv`` (policy, game, komi, Black's board
 margin, moves, the first moves), ``summary.csv`` (per policy: games, mean
-and sd of the board margin, the β it implies, Black's win rate at komi
-8.5 and 9.5 with Wilson intervals, distinct openings of the random moves),
-``tests.csv`` (two policies: Welch's t-test on the mean margins, Levene's
-test on their spreads) and ``opening_spread.png`` (the margin histograms). The search is the
-player flags' (``--visits``, Gumbel by default; its root noise is used on
-the random moves only). ``--plot_only`` rebuilds the summary, the tests and
-the PNG from ``games.csv`` (with the flags' ``--random_moves``, ``--visits``
-and ``--komi``).
+and sd of the board margin, ``implied_beta`` = π / (√3 · sd), Black's win
+rate at komi 8.5 and 9.5 with Wilson intervals, distinct openings of the
+random moves, Δ's komis ``delta_komi_lo`` and ``delta_komi_hi``,
+``delta`` and ``delta_beta`` = 4·atanh Δ), ``tests.csv``
+(two policies: Welch's t-test on the mean margins, Levene's test on their
+spreads) and ``opening_spread.png`` (the margin histograms). The search is
+the player flags' (``--visits``, Gumbel by default; its root noise is used
+on the random moves only). ``--plot_only`` rebuilds the summary, the tests
+and the PNG from ``games.csv`` (with the flags' ``--random_moves``,
+``--visits``, ``--komi`` and ``--delta_komis``).
 """
 
 from __future__ import annotations
@@ -51,6 +71,32 @@ from experiments import common
 from saijax import go, player_cli, selfplay, stats
 
 POLICIES = ("visits", "improved")
+# Black's board margin under perfect play from the empty board (area scoring), by board size: the fair komi.
+FAIR_KOMI = {5: 25.0, 7: 9.0}
+
+
+def delta_komis(args) -> tuple[float, float]:
+    """The two komis Δ is taken between: ``--delta_komis``, else the board's fair komi ± ½ (else ``--komi`` − 1
+    and ``--komi``)."""
+    if args.delta_komis:
+        komis = common.parse_list(args.delta_komis, float)
+        if len(komis) != 2:
+            raise ValueError(f"--delta_komis: two komis, lo,hi, not {args.delta_komis!r}")
+        return komis[0], komis[1]
+    fair = FAIR_KOMI.get(args.board_size)
+    return (fair - 0.5, fair + 0.5) if fair is not None else (args.komi - 1.0, args.komi)
+
+
+def delta_beta(delta: float) -> float:
+    """4·atanh Δ: the β of a logistic σ(β(α + k)) whose win rate drops by Δ over the point of komi around α.
+
+    From σ(β/2) − σ(−β/2) = tanh(β/4). Δ ≤ 0 gives 0 or a negative β; |Δ| = 1 gives ±inf; NaN stays NaN.
+    """
+    if math.isnan(delta):
+        return math.nan
+    if abs(delta) >= 1.0:
+        return math.copysign(math.inf, delta)
+    return 4.0 * math.atanh(delta)
 
 
 def load_net(spec: str, zoo_dir: str, options: player_cli.PlayerOptions, board_size: int):
@@ -90,7 +136,13 @@ def play_games(player, policy: str, args) -> list[selfplay.FinishedGame]:
 
 
 def summarise(policy: str, board_margins: list[float], openings: list[tuple], args) -> dict:
-    """One policy's row of ``summary.csv``: Black's board margins (komi left out) and each game's random moves."""
+    """One policy's row of ``summary.csv``: Black's board margins (komi left out) and each game's random moves.
+
+    ``implied_beta`` is π / (√3 · sd), the β a logistic spread of the margins would give; it is not what the net
+    learns, since the sd is dominated by collapses that do not change who wins (the module docstring).
+    ``delta_beta`` is 4·atanh Δ, Δ Black's win rate at ``delta_komi_lo`` less that at ``delta_komi_hi``, both
+    scored from the same games (played at ``--komi``).
+    """
     board = np.asarray(board_margins, np.float64)
     sd = float(np.std(board, ddof=1)) if len(board) > 1 else math.nan
     row = {
@@ -109,6 +161,9 @@ def summarise(policy: str, board_margins: list[float], openings: list[tuple], ar
         lo, hi = stats.wilson_interval(wins, len(board))
         row |= {f"black_wins_{komi:g}": wins, f"black_rate_{komi:g}": wins / len(board)}
         row |= {f"black_rate_{komi:g}_lo": lo, f"black_rate_{komi:g}_hi": hi}
+    lo_komi, hi_komi = delta_komis(args)
+    delta = float(np.mean(board > lo_komi) - np.mean(board > hi_komi)) if len(board) else math.nan
+    row |= {"delta_komi_lo": lo_komi, "delta_komi_hi": hi_komi, "delta": delta, "delta_beta": delta_beta(delta)}
     return row
 
 
@@ -166,8 +221,9 @@ def run(args) -> list[dict]:
 def _print_row(r: dict) -> None:
     print(
         f"{r['opening_policy']:>8s}: {r['games']} games, Black's board margin {r['mean_board_margin']:+.1f} "
-        f"± {r['sd_board_margin']:.1f} (implied β {r['implied_beta']:.2f}), "
+        f"± {r['sd_board_margin']:.1f}, "
         f"Black wins at 8.5: {100 * r['black_rate_8.5']:.0f}%, at 9.5: {100 * r['black_rate_9.5']:.0f}%, "
+        f"Δ({r['delta_komi_lo']:g}, {r['delta_komi_hi']:g}) {r['delta']:.3f} (4·atanh Δ {r['delta_beta']:.2f}), "
         f"{r['distinct_openings']} distinct openings",
         flush=True,
     )
@@ -215,6 +271,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--opening_policies", default="visits,improved")
     p.add_argument("--random_moves", type=int, default=8, help="sampled opening moves (configs/go7.py: 8)")
     p.add_argument("--batch", type=int, default=64, help="games in lockstep")
+    p.add_argument("--delta_komis", default="",
+                   help="the two komis Δ is taken between, as lo,hi (default: the board's fair komi ± 0.5, "
+                        "8.5,9.5 on 7×7 and 24.5,25.5 on 5×5; else --komi − 1 and --komi)")  # fmt: skip
     args = p.parse_args(argv)
     if not args.net and not args.plot_only:
         p.error("--net is required (unless --plot_only)")

@@ -714,6 +714,59 @@ def _ablation_arms(results: str) -> str:
         ("first move D4 from", settled), ("Elo [95%]", bold(elo))))  # fmt: skip
 
 
+# --------------------------------------------------------------------------
+# SAI's sharp value on 7×7 (experiments/sharp_value.py): what each arm's net learned at the empty board beside
+# what its self-play data teach (the logistic fit of its complete games' results on their komi).
+
+
+@table("sharp_value_arms")
+def _sharp_value_arms(results: str) -> str:
+    """Each arm over its last generations, against the targets (α_∅ 9 ± 0.5, β_∅ ≥ 2, data/net within 1.5)."""
+
+    def beta_path(r):
+        return (f"{_num(r['beta_empty_first'], '.2f')} → {_num(r['beta_empty_peak'], '.2f')} "
+                f"(gen {r['beta_empty_peak_generation']}) → {_num(r['beta_empty'], '.2f')}")  # fmt: skip
+
+    return _summary(results, ("sharp_value/main", "arms.csv"), (
+        ("arm", "arm", ""), ("generations", lambda r: f"{r['first_generation']}–{r['last_generation']}"),
+        ("evaluations", lambda r: f"{float(r['evaluations_m']):.1f} M"), ("minutes", "minutes", ".0f"),
+        ("α_∅ (last 10)", _pm("alpha_empty", "alpha_empty_sd", ".2f")),
+        ("β_∅: first → peak → last 10", beta_path), ("data's β (last 10)", "data_beta", ".2f"),
+        ("data / net", "data_over_learned_beta", ".2f"),
+        ("pooled games: β, all / within 1.5 of 9", lambda r: r["pooled_games"] not in ("", "0") and
+         f"{_num(r['pooled_beta'], '.2f')} / {_num(r['pooled_beta_near_fair'], '.2f')} "
+         f"± {_num(r['pooled_beta_near_fair_se'], '.2f')} ({r['pooled_games']} games, "
+         f"gen {r['pooled_generations']})" or "–"),
+        ("D4's share", _percent("centre_share", 0)),
+        ("resigned rows", _percent("resigned_row_share", 0)), ("komi sd", "komi_sd", ".1f"),
+        ("score error", "score_error", ".1f")))  # fmt: skip
+
+
+@table("sharp_value_end")
+def _sharp_value_end(results: str) -> str:
+    """Each net's end-of-round checks: GTP at 8.5 / 9.5, and Δ from self-play games played at each komi."""
+    return _summary(results, ("sharp_value/main", "end.csv"), (
+        ("net", "net", ""), ("GTP: Black at 8.5", "gtp_black_8.5", ".3f"), ("at 9.5", "gtp_black_9.5", ".3f"),
+        ("games at 8.5 / 9.5", lambda r: f"{r['games_8.5']} / {r['games_9.5']}"),
+        ("Black wins at 8.5", _percent("black_rate_8.5", 1)), ("at 9.5", _percent("black_rate_9.5", 1)),
+        ("distinct openings", lambda r: f"{r['distinct_openings_8.5']} / {r['distinct_openings_9.5']}"),
+        ("Δ", "delta", ".3f"), ("4·atanh Δ", "delta_beta", ".2f")))  # fmt: skip
+
+
+@table("sharp_value_curve")
+def _sharp_value_curve(results: str) -> str:
+    """Every 5th generation of each arm: the net's α_∅ and β_∅ beside the data's fit."""
+    rows = [r for r in _rows(results, "sharp_value/main", "curves.csv") if int(r["generation"]) % 5 == 0]
+    return _grid(rows, (
+        ("arm", "arm", ""), ("generation", "generation", ""), ("evaluations", "evaluations_m", ".1f"),
+        ("α_∅", "alpha_empty", ".2f"), ("data's α", "data_alpha", ".2f"), ("β_∅", "beta_empty", ".3f"),
+        ("data's β", _pm("data_beta", "data_beta_se", ".2f")),
+        ("data's β near α_∅", lambda r: _pm("data_beta_local", "data_beta_local_se", ".2f")(r)
+         if r.get("data_beta_local", "") != "" else "–"),
+        ("complete games' komi sd", "komi_sd", ".1f"),
+        ("D4's share", _percent("first_move_centre_share", 0)), ("score error", "score_error", ".1f")))  # fmt: skip
+
+
 table("ablation_catch_up")(lambda results: _summary(results, ("ablation/main", "catch_up", "summary.csv"), (
     ("rest generation", "generation", ""), ("evaluations", lambda r: f"{float(r['evaluations_m']):.2f} M"),
     ("score against base [95%]", lambda r: "{:.0f}% [{:.0f}%, {:.0f}%]".format(
@@ -722,13 +775,28 @@ table("ablation_catch_up")(lambda results: _summary(results, ("ablation/main", "
 
 
 # --------------------------------------------------------------------------
-# How far self-play's results spread (experiments/opening_spread.py).
+# How self-play's results depend on komi (experiments/opening_spread.py): Δ, Black's win rate half a point
+# below the fair komi less that half a point above, and 4·atanh Δ, the β it gives; the margins' spread beside
+# them, with π / (√3 · sd), the β a logistic spread of the margins would give (not what the net learns).
+
+
+def _delta_beta(r) -> str:
+    """4·atanh Δ; ∞ where Δ is ±1 (the CSV's empty cell)."""
+    if r["delta_beta"] == "" and r["delta"] != "" and abs(float(r["delta"])) >= 1:
+        return "∞" if float(r["delta"]) > 0 else "−∞"
+    return _num(r["delta_beta"], ".2f")
+
+
+def _spread_columns(komis: str = "8.5 → 9.5"):
+    return (("games", "games", ""), ("Black's board margin", "mean_board_margin", "+.1f"),
+            ("sd", "sd_board_margin", ".1f"), ("π / (√3 · sd)", "implied_beta", ".3f"),
+            (f"Δ ({komis})", "delta", ".3f"), ("4·atanh Δ", _delta_beta))  # fmt: skip
+
 
 _DRAWN = {"visits": "visits", "improved": "improved policy"}
 _SPREAD_HOW = (("random moves", "random_moves", ""), ("drawn ∝", lambda r: _DRAWN[r["opening_policy"]]),
                ("visits", "visits", ""))  # fmt: skip
-_SPREAD = (("games", "games", ""), ("Black's board margin", "mean_board_margin", "+.1f"),
-           ("sd", "sd_board_margin", ".1f"), ("implied β", "implied_beta", ".3f"))  # fmt: skip
+_SPREAD = _spread_columns()
 _DISTINCT = ("distinct openings", "distinct_openings", "")
 
 
@@ -759,7 +827,7 @@ def _spread_go5(results: str) -> str:
         return f"{margins.count(25)} / {margins.count(-25)}"
 
     return _spread(results, "opening_spread", ("go5_r4_v64", "go5_r2_v64"), (
-        ("net", lambda r: "go5 (2×32, generation 50)"), _SPREAD_HOW[0], _SPREAD_HOW[2], *_SPREAD,
+        ("net", lambda r: "go5 (2×32, generation 50)"), _SPREAD_HOW[0], _SPREAD_HOW[2], *_spread_columns("24.5 → 25.5"),
         ("games ending +25 / −25", whole_board), _DISTINCT))  # fmt: skip
 
 

@@ -15,7 +15,18 @@ with one step directory per generation (`checkpoints/12/`) holding two items:
   `filters`, `value_head`, `beta_scale`), `replay_dir`, `rng_impl` (the
   key's PRNG implementation), `selfplay_net` (whether `selfplay` is stored),
   `ema_net` (whether `ema` is stored; only written when true, missing
-  reads as false) and `extra` (the caller's JSON-able fields).
+  reads as false), `optimizer_state` (only written, as false, in a compact
+  leg; missing reads as true) and `extra` (the caller's JSON-able fields).
+
+A compact leg (`write_compact`, `python -m saijax.compact_leg`) is a copy of
+one checkpoint without the optimizer's state (Adam's moments, SGD's
+momentum): `train_state` holds only `step`, `params` and `batch_stats`,
+beside the same `rng`, `ema` and `selfplay`, whose float arrays may be
+stored in bfloat16 (`weights_dtype`, recorded in the metadata). It is what
+a committed leg can be kept as (README, "Long runs in legs"). `restore`
+reads it into the template's dtypes and returns a `Payload` whose
+`optimizer_state` is False and whose state's `opt_state` is None; the
+caller starts a fresh optimizer state (`training.restart_optimizer`).
 
 Metadata formats: 2 (written now) records `beta_scale`, the effective
 float. Format 1 did not, and is still read: its `beta_scale` reads as None,
@@ -65,11 +76,13 @@ from jax.sharding import NamedSharding, PartitionSpec
 from saijax import networks
 
 __all__ = [
+    "COMPACT_DTYPES",
     "CheckpointError",
     "Checkpointer",
     "LoadedNetwork",
     "Payload",
     "load_network",
+    "write_compact",
 ]
 
 # 2 added beta_scale (see the module docstring).
@@ -81,6 +94,9 @@ _TRAIN_STATE = "train_state"
 _RNG = "rng"
 _SELFPLAY = "selfplay"
 _EMA = "ema"
+_OPT_STATE = "opt_state"
+# The float dtypes a compact leg may store its weights in.
+COMPACT_DTYPES = ("float32", "bfloat16")
 _REQUIRED_META = (
     "format_version",
     "generation",
@@ -155,6 +171,10 @@ class Payload:
         replay_dir: where the replay window's files are.
         extra: the caller's extra JSON fields.
         directory: the checkpoint's step directory.
+        optimizer_state: False for a compact leg, whose state's `opt_state`
+            is None (`training.restart_optimizer` starts a fresh one).
+        weights_dtype: the dtype a compact leg's weights were stored in
+            (restored in the template's dtypes either way).
     """
 
     generation: int
@@ -166,6 +186,8 @@ class Payload:
     extra: dict[str, Any]
     directory: str
     ema: Any = None
+    optimizer_state: bool = True
+    weights_dtype: str = "float32"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -214,6 +236,7 @@ def _checked_metadata(meta: Any, step_dir: str) -> dict[str, Any]:
     meta = dict(meta)
     meta.setdefault("selfplay_net", False)
     meta.setdefault("ema_net", False)
+    meta.setdefault("optimizer_state", True)
     if version == 1:
         meta.setdefault("beta_scale", None)
     elif "beta_scale" not in meta:
@@ -477,7 +500,12 @@ class Checkpointer:
         rng_shape = np.shape(
             _key_to_data(jax.random.key(0, impl=meta["rng_impl"]) if meta["rng_impl"] else jax.random.PRNGKey(0))[0]
         )
-        wanted = {_TRAIN_STATE: state_template, _RNG: jax.ShapeDtypeStruct(rng_shape, np.uint32)}
+        compact = not meta["optimizer_state"]
+        trained = state_template
+        if compact:  # a compact leg: no optimizer state stored
+            trained = {"step": state_template.step, "params": state_template.params}
+            trained["batch_stats"] = state_template.batch_stats
+        wanted = {_TRAIN_STATE: trained, _RNG: jax.ShapeDtypeStruct(rng_shape, np.uint32)}
         if meta["selfplay_net"]:
             wanted[_SELFPLAY] = {"params": state_template.params, "batch_stats": state_template.batch_stats}
         if meta["ema_net"]:
@@ -504,9 +532,12 @@ class Checkpointer:
             )[_STATE]
         except Exception as e:  # pylint: disable=broad-except
             raise self._error(generation, "its arrays are unreadable", e) from e
+        state = restored[_TRAIN_STATE]
+        if compact:
+            state = state_template.replace(**state, opt_state=None)
         return Payload(
             generation=int(meta["generation"]),
-            state=restored[_TRAIN_STATE],
+            state=state,
             rng_key=_data_to_key(np.asarray(restored[_RNG]), meta["rng_impl"]),
             spec=networks.NetworkSpec.from_dict(meta),
             selfplay_variables=restored.get(_SELFPLAY),
@@ -514,6 +545,8 @@ class Checkpointer:
             extra=dict(meta["extra"]),
             directory=directory,
             ema=restored.get(_EMA),
+            optimizer_state=not compact,
+            weights_dtype=str(meta.get("weights_dtype", "float32")),
         )
 
     def restore_latest(
@@ -569,30 +602,9 @@ def load_network(path: str | os.PathLike) -> LoadedNetwork:
     """
     directory, generation = _locate(os.fspath(path))
     with _quiet_absl():
+        manager = _read_only_manager(directory)
         try:
-            manager = ocp.CheckpointManager(
-                directory,
-                options=ocp.CheckpointManagerOptions(read_only=True, create=False),
-                item_handlers={_STATE: ocp.PyTreeCheckpointHandler(), _META: ocp.JsonCheckpointHandler()},
-            )
-        except Exception as e:  # pylint: disable=broad-except
-            raise _corrupt(directory, "the checkpoint directory cannot be opened", e) from e
-        try:
-            steps = sorted(manager.all_steps())
-            if generation is None:
-                if not steps:
-                    raise FileNotFoundError(f"no finished checkpoint in {directory}")
-                generation = steps[-1]
-            elif generation not in steps:
-                raise FileNotFoundError(
-                    f"no finished checkpoint for generation {generation} in {directory} (found: {steps})"
-                )
-            step_dir = os.path.join(directory, str(generation))
-            try:
-                meta = manager.restore(generation, args=ocp.args.Composite(**{_META: ocp.args.JsonRestore()}))[_META]
-            except Exception as e:  # pylint: disable=broad-except
-                raise _corrupt(step_dir, "its metadata is unreadable", e) from e
-            meta = _checked_metadata(meta, step_dir)
+            generation, step_dir, meta = _read_only_metadata(manager, directory, generation)
             spec = networks.NetworkSpec.from_dict(meta)
             item = _SELFPLAY if meta["selfplay_net"] else _EMA if meta["ema_net"] else _TRAIN_STATE
             variables = _restore_variables(manager, generation, spec, step_dir, item=item)
@@ -601,6 +613,115 @@ def load_network(path: str | os.PathLike) -> LoadedNetwork:
     return LoadedNetwork(
         spec=spec, variables=variables, generation=int(meta["generation"]), directory=step_dir, metadata=meta
     )
+
+
+def _read_only_manager(directory: str) -> ocp.CheckpointManager:
+    """A read-only orbax manager of a `checkpoints` directory (it never
+    removes a live run's save in progress)."""
+    try:
+        return ocp.CheckpointManager(
+            directory,
+            options=ocp.CheckpointManagerOptions(read_only=True, create=False),
+            item_handlers={_STATE: ocp.PyTreeCheckpointHandler(), _META: ocp.JsonCheckpointHandler()},
+        )
+    except Exception as e:  # pylint: disable=broad-except
+        raise _corrupt(directory, "the checkpoint directory cannot be opened", e) from e
+
+
+def _read_only_metadata(
+    manager: ocp.CheckpointManager, directory: str, generation: int | None
+) -> tuple[int, str, dict[str, Any]]:
+    """(generation, step directory, checked metadata) of one finished
+    checkpoint (None: the newest)."""
+    steps = sorted(manager.all_steps())
+    if generation is None:
+        if not steps:
+            raise FileNotFoundError(f"no finished checkpoint in {directory}")
+        generation = steps[-1]
+    elif generation not in steps:
+        raise FileNotFoundError(f"no finished checkpoint for generation {generation} in {directory} (found: {steps})")
+    step_dir = os.path.join(directory, str(generation))
+    try:
+        meta = manager.restore(generation, args=ocp.args.Composite(**{_META: ocp.args.JsonRestore()}))[_META]
+    except Exception as e:  # pylint: disable=broad-except
+        raise _corrupt(step_dir, "its metadata is unreadable", e) from e
+    return generation, step_dir, _checked_metadata(meta, step_dir)
+
+
+def write_compact(source: str | os.PathLike, leg_dir: str | os.PathLike, *, weights_dtype: str = "float32") -> str:
+    """Writes one checkpoint as a compact leg's: without the optimizer's
+    state, its weights in `weights_dtype` (see the module docstring).
+
+    The source is read read-only (a live run's save in progress is left
+    alone). Resuming from the copy restarts the optimizer (Adam's moments,
+    SGD's momentum) from zero; the step, and with it the learning-rate
+    schedule, the PRNG key, the weight average and a gated run's promoted
+    net are kept.
+
+    Args:
+        source: a workdir, its `checkpoints` directory, or one generation's
+            step directory (default: the newest finished generation).
+        leg_dir: the leg's folder; the checkpoint goes to
+            `<leg_dir>/checkpoints/<generation>/`, which must hold no
+            checkpoint yet.
+        weights_dtype: one of `COMPACT_DTYPES`: "float32" keeps the weights
+            exactly; "bfloat16" halves them again (each weight rounded to 8
+            significant bits).
+
+    Returns:
+        The new step directory.
+
+    Raises:
+        ValueError: for another `weights_dtype`.
+        FileNotFoundError: naming the path, if there is no checkpoint there.
+        FileExistsError: if `leg_dir` already holds a checkpoint.
+        CheckpointError: naming the step directory, if the source is
+            corrupt.
+    """
+    if weights_dtype not in COMPACT_DTYPES:
+        raise ValueError(f"weights_dtype must be one of {COMPACT_DTYPES}, got {weights_dtype!r}")
+    directory, generation = _locate(os.fspath(source))
+    with _quiet_absl():
+        manager = _read_only_manager(directory)
+        try:
+            generation, step_dir, meta = _read_only_metadata(manager, directory, generation)
+            try:
+                stored = manager.item_metadata(generation)[_STATE]
+                stored = getattr(stored, "tree", stored)
+                restore_args = jax.tree_util.tree_map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), stored)
+                tree = manager.restore(
+                    generation,
+                    args=ocp.args.Composite(**{_STATE: ocp.args.PyTreeRestore(restore_args=restore_args)}),
+                )[_STATE]
+                trained = dict(tree[_TRAIN_STATE])
+                for name in ("step", "params", "batch_stats"):
+                    if name not in trained:
+                        raise ValueError(f"{_TRAIN_STATE}/{name} is missing")
+            except Exception as e:  # pylint: disable=broad-except
+                raise _corrupt(step_dir, "its arrays are unreadable", e) from e
+        finally:
+            manager.close()
+    trained.pop(_OPT_STATE, None)
+    tree = {**tree, _TRAIN_STATE: trained}
+    if weights_dtype != "float32":
+        dtype = jax.numpy.dtype(weights_dtype)
+        for name in (_TRAIN_STATE, _EMA, _SELFPLAY):
+            if name in tree:
+                tree[name] = jax.tree_util.tree_map(
+                    lambda x: x.astype(dtype) if np.issubdtype(x.dtype, np.floating) else x, tree[name]
+                )
+    meta = {**meta, "optimizer_state": False, "weights_dtype": weights_dtype}
+    leg_checkpoints = os.path.join(os.path.abspath(os.fspath(leg_dir)), "checkpoints")
+    if os.path.isdir(leg_checkpoints) and os.listdir(leg_checkpoints):
+        raise FileExistsError(f"{leg_checkpoints} is not empty: a compact leg goes into a new folder")
+    with Checkpointer(leg_dir, max_to_keep=1) as ckpt:
+        ckpt._manager.save(  # pylint: disable=protected-access
+            generation,
+            args=ocp.args.Composite(**{_STATE: ocp.args.StandardSave(tree), _META: ocp.args.JsonSave(meta)}),
+            force=True,
+        )
+        ckpt._manager.wait_until_finished()  # pylint: disable=protected-access
+        return ckpt.step_directory(generation)
 
 
 def _locate(path: str) -> tuple[str, int | None]:

@@ -302,6 +302,17 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
         _int(config, "selfplay.random_min_visits", 0)
     if _has(config, "selfplay.random_losing_threshold"):
         _float(config, "selfplay.random_losing_threshold", 0.0, 1.0)
+    if _has(config, "selfplay.random_takeback"):
+        _bool(config, "selfplay.random_takeback")
+    if _has(config, "selfplay.random_full_search_only"):
+        _bool(config, "selfplay.random_full_search_only")
+    if _has(config, "selfplay.fixed_komi_share"):
+        share = _float(config, "selfplay.fixed_komi_share", 0.0, 1.0)
+        if share > 0 and komi_mode != "sample":
+            raise ValueError(
+                f"selfplay.fixed_komi_share ({share}) must be 0 unless selfplay.komi_mode is 'sample' "
+                f"(in 'fixed' mode every game is at selfplay.komi), got komi_mode {komi_mode!r}"
+            )
     _float(config, "selfplay.blunder_threshold", 0.0)
     _float(config, "selfplay.resign_threshold", maximum=1.0)
     _float(config, "selfplay.no_resign_fraction", 0.0, 1.0)

@@ -38,6 +38,7 @@ import functools
 import json
 import math
 import os
+import re
 import sys
 import threading
 import time
@@ -60,6 +61,7 @@ from saijax import (
     search,
     selfplay,
     sgf,
+    stats,
     styles,
     training,
     zoo,
@@ -124,6 +126,42 @@ class MetricsWriter:
     def generations(self) -> set[int]:
         """Generations that already have a metrics line."""
         return logged_generations(self.path)
+
+    def repair(self, log) -> list[str]:
+        """Drops the lines a kill mid-write left torn (not JSON), rewriting the
+        file atomically, and warns through ``log`` with the generation each
+        was for (read from its first characters when they hold it). The run
+        then writes a dropped generation's line again from its checkpoint.
+        Returns the warnings."""
+        if not os.path.exists(self.path):
+            return []
+        with open(self.path, encoding="utf-8", errors="replace") as f:
+            lines = f.readlines()
+        kept, warnings = [], []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                int(json.loads(line)["generation"])
+            except (ValueError, KeyError, TypeError):
+                found = re.match(r'\s*\{\s*"generation"\s*:\s*(\d+)', line)
+                which = f"generation {found.group(1)}'s" if found else "an unreadable"
+                warnings.append(
+                    f"warning: {self.path} line {number} is torn (a kill while it was written): dropped "
+                    f"{which} metrics line ({len(line)} bytes); the checkpoint's copy is written again"
+                )
+                continue
+            kept.append(line if line.endswith("\n") else line + "\n")
+        if warnings:
+            tmp = self.path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.writelines(kept)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+            for w in warnings:
+                log(w)
+        return warnings
 
     def write(self, generation: int, metrics: dict[str, Any]):
         with open(self.path, "a") as f:
@@ -471,6 +509,7 @@ class ChunkLoop(NamedTuple):
     games: list  # [selfplay.FinishedGame]
     chunks: int  # chunks played
     full_moves: int  # moves (of chunks) with a full search, counted on slot 0
+    idle_cheap_slot_moves: int  # slots that searched cheaply without moving (selfplay.random_full_search_only)
     wait_seconds: float  # the host waiting for the device (dispatch included)
     collect_seconds: float  # the host joining records into rows and games
 
@@ -508,7 +547,7 @@ def play_chunks(
     """
     alpha_empty, beta_empty = jnp.float32(alpha_empty), jnp.float32(beta_empty)
     parts, games = [], []
-    i = full_moves = 0
+    i = full_moves = idle = 0
     wait = collect = 0.0
     t = time.time()
     state, records = chunk(variables, sp_state, key_of(0), alpha_empty, beta_empty)
@@ -520,7 +559,9 @@ def play_chunks(
         now = time.time()
         wait += now - t
         rows, finished = collector.add_chunk(records, generation)
-        full_moves += int(np.sum(np.asarray(records.full_search)[:, 0]))
+        full = np.asarray(records.full_search)
+        full_moves += int(np.sum(full[:, 0]))
+        idle += int(np.sum(~np.asarray(records.active) & ~full))
         if rows is not None:
             parts.append(rows)
         games.extend(finished)
@@ -530,7 +571,7 @@ def play_chunks(
         t = time.time()
         collect += t - now
         if done:
-            return ChunkLoop(state, parts, games, i, full_moves, wait, collect)
+            return ChunkLoop(state, parts, games, i, full_moves, idle, wait, collect)
         state, records = ahead
 
 
@@ -626,6 +667,12 @@ class _Run:
         self.state = payload.state
         self.selfplay_variables = payload.selfplay_variables
         log(f"resuming from {payload.directory}: generation {latest} done, continuing at {latest + 1}")
+        if not payload.optimizer_state:
+            self.state = training.restart_optimizer(self.state, self.built.optimizer, self.mesh)
+            log(
+                f"compact leg (weights stored in {payload.weights_dtype}): the optimizer's state "
+                f"({config.training.optimizer}'s moments) restarted from zero; step, schedule and weights kept"
+            )
         if self.ema:
             if payload.ema is None:
                 log(
@@ -637,7 +684,10 @@ class _Run:
                 "training.ema_decay is 0 but the checkpoint has a weight average: dropping it; "
                 "self-play and training continue from the live weights"
             )
-        # A kill between the checkpoint and the metrics line: restore the line.
+        # A kill while the metrics line was appended (a torn last line) or
+        # between the checkpoint and the line: drop the torn line, restore the line.
+        if self.primary:
+            self.writer.repair(log)
         if self.primary and latest not in self.writer.generations() and "metrics" in payload.extra:
             self.writer.write(latest, payload.extra["metrics"])
         return latest + 1
@@ -750,6 +800,11 @@ class _Run:
         stats.update(queue)
         stats["selfplay_evaluations"] = evaluations
         stats["selfplay_full_search_fraction"] = loop.full_moves / (loop.chunks * sp_cfg.chunk_moves)
+        # Cheap searches of slots that did not move (waiting in their opening
+        # for a full search, selfplay.random_full_search_only): spent, and
+        # counted in selfplay_evaluations.
+        fast = min(sp_cfg.fast_simulations, s_cfg.num_simulations) if sp_cfg.full_search_prob < 1 else 0
+        stats["selfplay_waiting_evaluations"] = loop.idle_cheap_slot_moves * (fast + 1) * jax.process_count()
         if jax.process_count() > 1:
             stats["rows_per_process"] = per_process
         return stats, rows, self._write_behind(gen, rows, games)
@@ -1117,10 +1172,12 @@ def _train_with_gating(
 # 5×5 and 0.65–0.75·N² on 7×7; collapsed PUCT runs fell to 0.16·N² on 9×9
 # and 0.5·N² on 5×5 (docs/design.md §6).
 SHORT_GAME_FRACTION = 1 / 2
-# More complete games than this fraction opening with a pass means self-play
-# itself passes at the empty board; healthy 9×9 runs open with a pass in
-# 0–1% of their games (docs/design.md §6).
-OPENING_PASS_FRACTION = 0.05
+# Self-play itself passes at the empty board when more complete games open
+# with a pass than a uniform first move would, 1/(N² + 1), by a one-sided
+# exact binomial test at this level: a random 5×5 net opens 6% of its games
+# with a pass (1/26 = 3.8%: not a preference), a collapsing 5×5 run 13%;
+# healthy 9×9 runs open with a pass in 0–1% of their games (docs/design.md §6).
+OPENING_PASS_P = 0.01
 # The net's prior for a pass at the empty board above this is a preference
 # for passing, not the largest entry of a near-uniform prior: issue 32's
 # 32-simulation run had pass as its argmax at 0.020 (1/82 = 0.012) while no
@@ -1131,7 +1188,8 @@ PASS_PRIOR_FRACTION = 0.1
 def collapse_warning(board_size: int, m: dict[str, Any]) -> str | None:
     """A warning when self-play looks collapsed into short pass-ended games:
     the complete games' mean length below ``SHORT_GAME_FRACTION``·N², more
-    than ``OPENING_PASS_FRACTION`` of them opening with a pass, or the net's
+    of them opening with a pass than a uniform first move would (one-sided
+    exact binomial test against 1/(N² + 1) at ``OPENING_PASS_P``), or the net's
     preferred first move a pass with a prior above ``PASS_PRIOR_FRACTION``
     (``first_move_pass_prior``; without it, any preferred pass). None
     otherwise."""
@@ -1144,8 +1202,16 @@ def collapse_warning(board_size: int, m: dict[str, Any]) -> str | None:
             + (f" ({ended:.0%} ended by two passes)" if ended == ended else "")
         )
     opened = m.get("opening_pass_share", float("nan"))
-    if opened == opened and opened > OPENING_PASS_FRACTION:
-        problems.append(f"{opened:.0%} of the complete games opened with a pass")
+    games = int(m.get("complete_games", 0) or 0)
+    if opened == opened and games > 0:
+        uniform = 1.0 / (board_size**2 + 1)
+        count = int(m.get("opening_pass_games", round(opened * games)))
+        p = stats.binomial_test(count, games, uniform, alternative="greater")
+        if p < OPENING_PASS_P:
+            problems.append(
+                f"{opened:.0%} of the complete games opened with a pass ({count} of {games}; a uniform "
+                f"first move: {uniform:.1%}, binomial p = {p:.2g})"
+            )
     prior = m.get("first_move_pass_prior", float("nan"))
     if m.get("first_move") == "pass" and not prior <= PASS_PRIOR_FRACTION:
         problems.append(
@@ -1170,6 +1236,8 @@ def _generation_line(gen: int, m: dict[str, Any]) -> str:
             f"pass-opened {m.get('opening_pass_share', float('nan')):.0%}) "
             f"komi {m['avg_komi']:+.1f} score err {m['score_error']:.1f}"
             f" (late {m.get('score_error_late', float('nan')):.1f}, β {m.get('beta_late', float('nan')):.2f})"
+            f" data α {m.get('data_alpha', float('nan')):+.1f} β {m.get('data_beta', float('nan')):.2f}"
+            f" opened {m.get('first_move_top') or '-'} {m.get('first_move_top_share', float('nan')):.0%}"
         )
     gate = ""
     if "gating_scores" in m:

@@ -80,6 +80,10 @@ __all__ = [
     "fair_komi",
     "GameCollector",
     "FinishedGame",
+    "generation_stats",
+    "komi_curve_fit",
+    "komi_curve_stats",
+    "opening_stats",
 ]
 
 
@@ -101,6 +105,9 @@ class SelfPlayConfig:
     opening_policy: str = "visits"
     random_min_visits: int = 0
     random_losing_threshold: float = 0.0
+    random_takeback: bool = False
+    random_full_search_only: bool = False
+    fixed_komi_share: float = 0.0
     noise_moves: int = -1
     fast_simulations: int = 0
     full_search_prob: float = 1.0
@@ -249,12 +256,20 @@ def init_selfplay(rules: go.GoRules, config: SelfPlayConfig, key, alpha_empty, b
 
 
 def _complete_komi(rules, config, key, alpha_empty, beta_empty, shape):
+    """Komi of new complete games: ``config.komi`` in 'fixed' mode; else drawn
+    from the net's sigmoid (:func:`sample_komi`), except for a
+    ``fixed_komi_share`` of games at ``config.komi`` (SAI's server: 30% at
+    the board's komi, so the data keeps games where the decision is)."""
     if config.komi_mode == "fixed":
         return jnp.full(shape, config.komi, jnp.float32)
-    return sample_komi(key, alpha_empty, beta_empty, config.komi_temperature, shape, bound=float(rules.num_points))
+    komi = sample_komi(key, alpha_empty, beta_empty, config.komi_temperature, shape, bound=float(rules.num_points))
+    if config.fixed_komi_share > 0:
+        fixed = jax.random.uniform(jax.random.fold_in(key, 1), shape) < config.fixed_komi_share
+        komi = jnp.where(fixed, jnp.float32(config.komi), komi)
+    return komi
 
 
-def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.SearchOutput):
+def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.SearchOutput, may_resign=None):
     """Opening sampling, blunder detection and the LZS pass rule.
 
     Only moves with more than ``random_min_visits`` visits whose value (on
@@ -275,6 +290,14 @@ def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.Search
     32 simulations and 16 actions the best move holds about 5 of 32), so
     ∝ visits is close to a uniform draw among them, while the improved policy
     softmax(logits + σ(q̂)) weighs them by their values.
+
+    ``random_takeback`` (SAI's engine, ``UCTSearch::get_best_move``): a
+    sampled move whose value would make its player resign (the resign rule
+    of :func:`search.should_resign` on the move's value, in a game that may
+    resign, ``may_resign`` [B]) is taken back and the best move played, and
+    it is no blunder. Like SAI's, it cannot fire before the N²/4 moves after
+    which resignation is allowed, so it matters only where the random moves
+    run past them (9×9's 25 random moves, not 7×7's 8).
     """
     q = jnp.where(jnp.isnan(out.child_q), -jnp.inf, out.child_q)
     if config.opening_policy == "improved":
@@ -291,6 +314,17 @@ def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.Search
     sampled = jax.random.categorical(key, logits).astype(jnp.int32)
     sampled = jnp.where(jnp.any(eligible, axis=-1), sampled, out.action)
     opening = states.move_count < config.random_moves
+    if config.random_takeback:
+        sampled_q = jnp.take_along_axis(q, sampled[:, None], axis=1)[:, 0]
+        resigns = search.should_resign(
+            sampled_q,
+            states.move_count,
+            threshold=config.resign_threshold,
+            resign_after=search.default_resign_after(rules),
+        )
+        if may_resign is not None:
+            resigns &= may_resign
+        sampled = jnp.where(resigns, out.action, sampled)
     action = jnp.where(opening, sampled, out.action)
     chosen_q = jnp.take_along_axis(q, action[:, None], axis=1)[:, 0]
     blunder = opening & (chosen_q < out.best_value - config.blunder_threshold)
@@ -373,9 +407,18 @@ def make_chunk_fn(
                 lambda: searched(search_config, noisy.astype(jnp.float32)),
                 lambda: searched(fast_config, jnp.zeros((b,), jnp.float32)),
             )
-        action, blunder = _choose_moves(rules, config, k_choose, states, out)
+        action, blunder = _choose_moves(rules, config, k_choose, states, out, sp.may_resign)
         if fast_config is not None:
             out = out.replace(policy=jnp.where(full, out.policy, 0.0))
+        if fast_config is not None and config.random_full_search_only:
+            # Random opening moves come from full searches only (SAI drew
+            # them from its full PUCT search): on a cheap search a slot still
+            # in its opening does not move, and waits for the next full one.
+            # Its search is spent (counted in selfplay_evaluations).
+            waiting = active & ~full & (states.move_count < config.random_moves)
+            active = active & ~waiting
+        else:
+            waiting = None
 
         # Resignation.
         wants = active & search.should_resign(
@@ -389,6 +432,8 @@ def make_chunk_fn(
         k_s = sigmoid.signed_komi(states.komi, states.to_play.astype(jnp.float32))
         new_states = vstep(states, action)
         new_states = _tree_where(resign_now, vresign(states), new_states)
+        if waiting is not None:
+            new_states = _tree_where(waiting, states, new_states)
         finished = active & new_states.terminated
         margin = jnp.where(resign_now, out.score_estimate * states.to_play.astype(jnp.float32), vmargin(new_states))
         record = StepRecord(
@@ -737,14 +782,14 @@ def pass_stats(games: list[FinishedGame]) -> dict[str, float]:
     ``pass_ended_games``: the fraction that ended by two passes (not by
     resignation or the move cap); ``first_pass_move``: the mean move number
     of a game's first pass, over the games with one; ``median_game_length``;
-    ``opening_pass_share``: the fraction whose first move was a pass, what
+    ``opening_pass_share`` (and ``opening_pass_games``, their number): the fraction whose first move was a pass, what
     self-play actually opened with (the net's preferred first move, the
     metrics' ``first_move``, is only its prior's favourite).
     """
     complete = [g for g in games if not g.is_branch]
     if not complete:
         return dict.fromkeys(("pass_ended_games", "first_pass_move", "median_game_length", "opening_pass_share"),
-                             float("nan"))  # fmt: skip
+                             float("nan")) | {"opening_pass_games": 0}  # fmt: skip
     pass_action = int(complete[0].start_planes.shape[0]) ** 2
     ended, firsts, opened = 0, [], 0
     for g in complete:
@@ -757,8 +802,129 @@ def pass_stats(games: list[FinishedGame]) -> dict[str, float]:
     return {
         "pass_ended_games": ended / len(complete),
         "opening_pass_share": opened / len(complete),
+        "opening_pass_games": opened,
         "first_pass_move": float(np.mean(firsts)) if firsts else float("nan"),
         "median_game_length": float(np.median([g.length for g in complete])),
+    }
+
+
+KOMI_FIT_RIDGE = 0.01  # penalty 0.01·β²/2: a separable sample gets a large finite β, not a divergence
+
+
+def komi_curve_fit(komi, black_score, *, ridge: float = KOMI_FIT_RIDGE) -> tuple[float, float, float]:
+    """The komi curve of a set of games: (α, β, standard error of β).
+
+    Maximum likelihood of Black's results (1 win, ½ draw, 0 loss) under
+    P(Black wins at komi k) = σ(β(α − k)), the curve the value head is
+    trained toward at the empty board, by Newton's method on (β·(α − k̄), β)
+    with k̄ the mean komi. The standard error is the inverse Hessian's. NaN
+    for fewer than 2 distinct komi (β is not identified: a fixed-komi run)
+    or fewer than 10 games.
+    """
+    k = np.asarray(komi, np.float64).reshape(-1)
+    y = np.asarray(black_score, np.float64).reshape(-1)
+    nan = float("nan")
+    if k.size < 10 or np.unique(k).size < 2:
+        return nan, nan, nan
+    mean = float(k.mean())
+    x = k - mean
+    theta = np.zeros(2)  # (c, b): P = σ(c − b·x)
+
+    def objective(t):
+        z = t[0] - t[1] * x
+        # −log-likelihood of y under σ(z), plus the ridge on b.
+        return float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * ridge * t[1] ** 2)
+
+    hessian = np.eye(2)
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-(theta[0] - theta[1] * x)))
+        grad_z = p - y  # d(−ll)/dz
+        grad = np.array([grad_z.sum(), -(grad_z * x).sum() + ridge * theta[1]])
+        w = p * (1.0 - p)
+        hessian = np.array([[w.sum(), -(w * x).sum()], [-(w * x).sum(), (w * x * x).sum() + ridge]])
+        step = np.linalg.solve(hessian, grad)
+        f0, t = objective(theta), 1.0
+        while objective(theta - t * step) > f0 + 1e-12 and t > 1e-8:
+            t *= 0.5
+        theta = theta - t * step
+        if np.max(np.abs(t * step)) < 1e-9:
+            break
+    c, beta = float(theta[0]), float(theta[1])
+    se = float(np.sqrt(max(np.linalg.inv(hessian)[1, 1], 0.0)))
+    alpha = mean + c / beta if beta != 0 else nan
+    return alpha, beta, se
+
+
+LOCAL_KOMI_WINDOW = 1.5  # points either side of the net's α_∅: the local fit's komi
+
+
+def komi_curve_stats(games: list[FinishedGame], alpha_empty: float = float("nan")) -> dict[str, float]:
+    """The data's own komi curve (:func:`komi_curve_fit`) over the complete
+    games (not branches, whose komi is their position's): ``data_alpha`` and
+    ``data_beta``, what the value head is trained toward at the empty board,
+    beside the net's α_∅ and β_∅; ``data_beta_se``; ``komi_sd``, the spread
+    of those games' komi; ``komi_results``, komi → [games, Black's score],
+    from which generations pool.
+
+    The ``_local`` fit keeps the games whose komi is within
+    :data:`LOCAL_KOMI_WINDOW` of ``alpha_empty`` (the centre of the sampled
+    komi; ``local_games`` of them): how sharply the result turns at the
+    komi where the decision is. A logistic over the whole sampled range is
+    flatter than that when the results level off short of 0 and 1 away
+    from it (upsets: games the komi's favourite loses anyway), and the net,
+    trained on every sampled komi, learns the whole range's β.
+    """
+    complete = [g for g in games if not g.is_branch]
+    komi = np.array([g.komi for g in complete], np.float64)
+    score = np.array([(g.winner + 1) / 2.0 for g in complete], np.float64)
+    alpha, beta, se = komi_curve_fit(komi, score)
+    near = np.abs(komi - alpha_empty) <= LOCAL_KOMI_WINDOW
+    alpha_l, beta_l, se_l = komi_curve_fit(komi[near], score[near])
+    results: dict[str, list[float]] = {}
+    for k, y in zip(komi.tolist(), score.tolist()):
+        cell = results.setdefault(f"{k:g}", [0, 0.0])
+        cell[0] += 1
+        cell[1] += y
+    return {
+        # komi -> [complete games, Black's score (wins + ½ draws)], for pooling generations.
+        "komi_results": {k: results[k] for k in sorted(results, key=float)},
+        "data_alpha": alpha,
+        "data_beta": beta,
+        "data_beta_se": se,
+        "data_alpha_local": alpha_l,
+        "data_beta_local": beta_l,
+        "data_beta_local_se": se_l,
+        "local_games": int(near.sum()),
+        "komi_sd": float(komi.std()) if komi.size > 1 else float("nan"),
+    }
+
+
+def opening_stats(games: list[FinishedGame]) -> dict[str, Any]:
+    """What self-play opened with: over the complete games played from the
+    empty board, ``first_move_shares`` (GTP vertex → share, most played
+    first), ``first_move_entropy`` (bits; 0 when every game opens alike,
+    log2(N²) when uniform), ``first_move_top`` and ``first_move_top_share``,
+    and ``first_move_centre_share``, the centre point's share on an odd
+    board (D4 on 7×7, which perfect play opens with; NaN on an even board).
+    """
+    firsts = [g.actions[0] for g in games if not g.is_branch and g.start_move == 0 and g.actions]
+    nan = float("nan")
+    if not firsts:
+        return {"first_move_shares": {}, "first_move_entropy": nan, "first_move_top": "",
+                "first_move_top_share": nan, "first_move_centre_share": nan}  # fmt: skip
+    n = int(games[0].start_planes.shape[0])
+    rules = go.GoRules(n)
+    counts = collections.Counter(firsts)
+    shares = {go.to_gtp(rules, a): c / len(firsts) for a, c in counts.most_common()}
+    p = np.array(list(shares.values()))
+    top = next(iter(shares))
+    centre = (n // 2) * n + n // 2
+    return {
+        "first_move_shares": shares,
+        "first_move_entropy": float(-(p * np.log2(p)).sum()) + 0.0,
+        "first_move_top": top,
+        "first_move_top_share": shares[top],
+        "first_move_centre_share": counts.get(centre, 0) / len(firsts) if n % 2 else nan,
     }
 
 
@@ -772,12 +938,13 @@ def generation_stats(games: list[FinishedGame], alpha_empty: float, beta_empty: 
     false_res = [g for g in no_resign if g.winner == g.would_resign]
     errors = [e for g in games for e in g.score_errors]
     resigned = [g.margin * g.winner for g in games if g.resigned]
+    rows = int(sum(g.rows for g in games))
     return {
         "games": n,
         "complete_games": len(complete),
         "branch_games": n - len(complete),
         "moves": int(sum(g.length - g.start_move for g in games)),
-        "rows": int(sum(g.rows for g in games)),
+        "rows": rows,
         "black_winrate": float(np.mean([g.winner == 1 for g in games])) if n else float("nan"),
         "white_winrate": float(np.mean([g.winner == -1 for g in games])) if n else float("nan"),
         "draws": int(sum(g.winner == 0 for g in games)),
@@ -797,4 +964,9 @@ def generation_stats(games: list[FinishedGame], alpha_empty: float, beta_empty: 
         **pass_stats(games),
         # Mean winning margin the score estimate gave at resignation.
         "resign_score_estimate": float(np.mean(resigned)) if resigned else float("nan"),
+        # Training rows from resigned games: their win/loss targets, but no
+        # final score or ownership behind them.
+        "resigned_row_share": (sum(g.rows for g in games if g.resigned) / rows) if rows else float("nan"),
+        **komi_curve_stats(games, alpha_empty),
+        **opening_stats(games),
     }

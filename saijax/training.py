@@ -57,6 +57,7 @@ __all__ = [
     "replicate",
     "samples_per_new_row",
     "set_learning_rate",
+    "restart_optimizer",
     "start_ema",
     "shard_batch",
     "train_on_window",
@@ -295,6 +296,17 @@ def start_ema(state: TrainState, ema: dict[str, Any] | None = None) -> EmaTrainS
     return EmaTrainState(
         step=live.step, params=live.params, batch_stats=live.batch_stats, opt_state=live.opt_state, ema=ema
     )
+
+
+def restart_optimizer(
+    state: TrainState, optimizer: optax.GradientTransformation, mesh: Mesh | None = None
+) -> TrainState:
+    """`state` with a fresh optimizer state (`optimizer.init`: Adam's moments
+    and count, SGD's momentum at zero), replicated over the mesh: the resume
+    of a compact leg, which does not keep it (`checkpoints.write_compact`).
+    The global step, and with it the learning-rate schedule, goes on."""
+    opt_state = replicate(optimizer.init(state.params), mesh if mesh is not None else make_mesh())
+    return state.replace(opt_state=opt_state)
 
 
 def samples_per_new_row(steps: int, batch_size: int, new_rows: int) -> float | None:

@@ -157,6 +157,8 @@ def test_lambda_below_mu_names_both():
         ("selfplay.opening_policy", "policy", ["selfplay.opening_policy", "'policy'"]),
         ("selfplay.full_search_prob", 0.0, ["selfplay.full_search_prob", "0.0"]),
         ("selfplay.full_search_prob", 1.25, ["selfplay.full_search_prob", "1.25"]),
+        ("selfplay.fixed_komi_share", 1.5, ["selfplay.fixed_komi_share", "1.5"]),
+        ("selfplay.fixed_komi_share", -0.1, ["selfplay.fixed_komi_share", "-0.1"]),
     ],
 )
 def test_bad_field_is_named(path, value, expected):
@@ -211,6 +213,14 @@ def test_cross_field_rules():
     # Komi sampling and branching need the SAI head.
     message = _bad(_set("network.value_head", "winrate"))
     assert "selfplay.komi_mode" in message
+
+    # A fixed-komi share needs sampled komi to share with.
+    def fixed_share(config):
+        config.selfplay.komi_mode = "fixed"
+        config.selfplay.fixed_komi_share = 0.3
+
+    message = _bad(fixed_share)
+    assert "selfplay.fixed_komi_share" in message and "komi_mode" in message
 
     # Piecewise learning rates need one value per boundary.
     def piecewise(config):

@@ -14,6 +14,9 @@ import re
 import shlex
 import shutil
 
+import matplotlib.colors
+import matplotlib.image
+import numpy as np
 import pytest
 from experiments_configs_test import configured
 
@@ -127,14 +130,31 @@ def test_baselines_config_redraws_the_shipped_tables(tmp_path):
         shutil.copy(REPO / "experiments" / "results" / "baselines" / "main" / name, tmp_path)
     _redraw(configured("baselines", tmp_path / "out"), dict(main=tmp_path))  # the plot stage: nothing trained
     summary = common.read_csv(tmp_path / "summary.csv")
-    assert summary[0]["arm"] == "SAI" and (tmp_path / "baselines.png").exists()
+    assert summary[0]["arm"] == "SAI"
+    image = _figure(tmp_path / "baselines.png", inches=(11, 8))  # baselines.plot's four panels
+    assert _pixels_of(image, "tab:blue") > 0  # the first arm's curve is drawn
 
 
 def test_elo_curve_config_redraws_the_shipped_tables(tmp_path):
     for name in ("elo.csv", "learning_curve.csv"):
         shutil.copy(REPO / "experiments" / "results" / "go7_run" / "elo" / name, tmp_path)
     _redraw(configured("elo_curve", tmp_path / "out"), dict(main=tmp_path))
-    assert (tmp_path / "elo_curve.png").exists()
+    image = _figure(tmp_path / "elo_curve.png", inches=(7, 6))  # elo_curve.plot's two panels
+    assert _pixels_of(image, "tab:blue") > 0 and _pixels_of(image, "tab:red") > 0  # Elo above, α_∅ below
+
+
+def _figure(path, inches):
+    """The PNG at ``path``, decoded (RGBA floats), checked to be a figure of ``inches`` at common.DPI."""
+    image = matplotlib.image.imread(path)
+    width, height = inches
+    assert image.shape == (round(height * common.DPI), round(width * common.DPI), 4), image.shape
+    return image
+
+
+def _pixels_of(image, colour, tolerance=0.03):
+    """How many of ``image``'s pixels are ``colour`` (a matplotlib colour name), within ``tolerance``."""
+    rgb = np.array(matplotlib.colors.to_rgb(colour))
+    return int(np.sum(np.all(np.abs(image[..., :3] - rgb) <= tolerance, axis=-1)))
 
 
 def test_a_missing_table_is_one_error_line(tmp_path, capsys):

@@ -30,6 +30,16 @@ from saijax import config as config_lib
 
 METRIC_KEYS = {
     "generation",
+    # The sharp value's diagnostics (issue 43).
+    "data_alpha",
+    "data_beta",
+    "data_beta_se",
+    "komi_sd",
+    "first_move_shares",
+    "first_move_entropy",
+    "first_move_centre_share",
+    "resigned_row_share",
+    "selfplay_waiting_evaluations",
     "games",
     "complete_games",
     "branch_games",
@@ -174,6 +184,8 @@ def test_two_generations_write_checkpoints_metrics_replay_and_sgf(first_run):
         assert np.isfinite(m["train_total_loss"])
         assert (m["network"], m["simulations"]) == ("1x8", 4)
         assert sum(m["komi_histogram"].values()) == m["games"]
+        assert sum(m["first_move_shares"].values()) == pytest.approx(1.0)
+        assert 0 <= m["resigned_row_share"] <= 1 and m["selfplay_waiting_evaluations"] == 0  # no caps: none wait
         # Self-play compute: whole chunks of (simulations + root) evaluations on every slot.
         per_chunk = first_run["config"].selfplay.batch_size * first_run["config"].selfplay.chunk_moves * (4 + 1)
         assert m["selfplay_evaluations"] > 0 and m["selfplay_evaluations"] % per_chunk == 0
@@ -287,6 +299,37 @@ def test_kill_between_checkpoint_and_metrics_keeps_every_metrics_line(first_run,
         f.writelines(lines[:1])
     pipeline.train_and_evaluate(_tiny_config(), work, progress=False, log=lambda *_: None)
     assert [m["generation"] for m in _metrics(work)] == [0, 1]
+
+
+def test_a_torn_metrics_line_is_dropped_with_a_warning_and_written_again(first_run, tmp_path):
+    """A kill while the last line was appended: its last 40 bytes cut. The
+    resumed run drops it, names the generation, writes generation 1's line
+    again from its checkpoint and goes on; the reading tools name a torn
+    line's file and line instead of a raw JSONDecodeError."""
+    from experiments import common
+
+    work = str(tmp_path / "run")
+    shutil.copytree(first_run["snapshot"], work)
+    path = os.path.join(work, "metrics.jsonl")
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(data[:-40])
+    with pytest.raises(ValueError, match=r"metrics.jsonl line 2 is not a metrics line"):
+        common.read_metrics(work)
+    log = []
+    pipeline.train_and_evaluate(_tiny_config(generations=3), work, progress=False, log=log.append)
+    warnings = [line for line in log if "is torn" in line]
+    assert len(warnings) == 1 and "line 2" in warnings[0] and "generation 1's" in warnings[0], log
+    metrics = _metrics(work)  # every line parses
+    assert [m["generation"] for m in metrics] == [0, 1, 2]
+    before = _metrics(first_run["snapshot"])
+    assert metrics[0] == before[0]
+    # The checkpoint's copy: the generation's self-play and training metrics
+    # (the line's timings after the checkpoint are not in it).
+    for key in ("games", "alpha_empty", "beta_empty", "data_beta", "train_total_loss", "selfplay_evaluations"):
+        assert metrics[1][key] == before[1][key] or (np.isnan(metrics[1][key]) and np.isnan(before[1][key])), key
+    assert sorted(common.read_metrics(work)) == [0, 1, 2]
 
 
 def _run(command, **kwargs):

@@ -126,9 +126,13 @@ def test_the_run_warns_when_games_collapse():
     assert pipeline.collapse_warning(9, {"avg_game_length": 80.0, "first_move": "E5"}) is None
     short = pipeline.collapse_warning(9, {"avg_game_length": 13.0, "pass_ended_games": 0.9, "first_move": "E5"})
     assert "13.0 moves" in short and "N²/2 = 40.5" in short and "90% ended by two passes" in short
-    healthy = {"avg_game_length": 80.0, "first_move": "D4", "opening_pass_share": 0.01}
+    healthy = {"avg_game_length": 80.0, "first_move": "D4", "opening_pass_share": 0.01, "complete_games": 200}
     opened = pipeline.collapse_warning(9, {**healthy, "opening_pass_share": 0.25})
-    assert "25% of the complete games opened with a pass" in opened
+    assert "25% of the complete games opened with a pass (50 of 200; a uniform first move: 1.2%" in opened
+    # A random 5×5 net's generation 0 (make demo): 6% against a uniform 1/26 = 3.8% is no collapse.
+    demo = {"avg_game_length": 20.0, "first_move": "C3", "complete_games": 170, "opening_pass_share": 10 / 170}
+    assert pipeline.collapse_warning(5, demo) is None
+    assert "opened with a pass" in pipeline.collapse_warning(5, {**demo, "opening_pass_share": 22 / 170})
     # A pass as the argmax of a near-uniform prior (issue 32's 0.020 against 1/82) is no preference.
     assert pipeline.collapse_warning(9, {**healthy, "first_move": "pass", "first_move_pass_prior": 0.02}) is None
     prior = pipeline.collapse_warning(9, {**healthy, "first_move": "pass", "first_move_pass_prior": 0.4})
@@ -219,9 +223,9 @@ def test_small_default_self_play_does_not_collapse_and_the_warning_catches_one_t
         selfplay__random_losing_threshold=0.0,
     )
     assert any(m["first_move"] == "pass" for m in metrics), [m["first_move"] for m in metrics]
-    # The warning fires on what a collapse does to self-play (here: more than
-    # OPENING_PASS_FRACTION of the games opening with a pass, 13% at
-    # generation 2), not on the prior's favourite alone (on 5×5 the pass
-    # prior stays 0.07-0.09, under PASS_PRIOR_FRACTION).
+    # The warning fires on what a collapse does to self-play (here: more
+    # games opening with a pass than a uniform first move gives, 13% at
+    # generation 2 against 1/26), not on the prior's favourite alone (on 5×5
+    # the pass prior stays 0.07-0.09, under PASS_PRIOR_FRACTION).
     assert any("self-play may be collapsing into pass-ended games" in w for w in warnings), warnings
-    assert any(m["opening_pass_share"] > pipeline.OPENING_PASS_FRACTION for m in metrics), metrics
+    assert any("opened with a pass" in (pipeline.collapse_warning(5, m) or "") for m in metrics), metrics

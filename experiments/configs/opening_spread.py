@@ -1,4 +1,4 @@
-"""What bounds β_∅ ([SAI-7x7]: β_∅ > 2): how far a net's own deterministic self-play spreads.
+"""What sets β_∅ ([SAI-7x7]: β_∅ > 2): how much a net's own deterministic self-play's win rate changes with komi.
 
     python -m experiments.run --config=experiments/configs/opening_spread.py
     python -m experiments.run --config=experiments/configs/opening_spread.py --config.redraw=True  # from games.csv
@@ -18,9 +18,16 @@ every later move the search's best, played out. The runs:
   of its first leg on an H200), as ``S1_r8_v64``;
 * ``go5_*``: the 5×5 zoo net go5 at komi 24.5 (5×5's fair komi is 25).
 
-Where a run plays both opening policies the script compares them (Welch on
-the mean margins, Levene on the spreads, ``tests.csv``); the claim is
-descriptive, a spread per net, so there is no ``claim_tests``.
+Each run's ``summary.csv`` gives Δ, Black's win rate half a point below the
+fair komi less that half a point above (8.5 and 9.5; go5's 24.5 and 25.5),
+scored from the same games, and ``delta_beta`` = 4·atanh Δ, the β of a
+logistic with that Δ, which is what the nets' learned β_∅ follows; beside
+it, the margins' sd and ``implied_beta`` = π / (√3 · sd), which is not
+(the sd is dominated by ±49 collapses that do not change who wins; issue
+43). Where a run plays both opening policies the script compares them
+(Welch on the mean margins, Levene on the spreads, ``tests.csv``); the
+claim is descriptive, a Δ and a spread per net, so there is no
+``claim_tests``.
 """
 
 from experiments import run

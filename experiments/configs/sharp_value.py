@@ -1,0 +1,33 @@
+"""SAI's sharp value on 7×7 (issue 43): the arms' curves of the learned and the data's komi curve.
+
+    python -m experiments.run --config=experiments/configs/sharp_value.py
+    python -m experiments.run --config=experiments/configs/sharp_value.py --config.redraw=True  # sharp_value.png
+    python -m experiments.run --config=experiments/configs/sharp_value.py --config.play=True  # re-reads the runs
+
+``experiments/sharp_value.py`` over the shipped round (``shipped``:
+``results/sharp_value/main/``): each arm a run of ``python -m saijax.train``
+fine-tuned from the zoo's go7-S1 with one set of self-play switches (the
+commands in experiments/README.md, "SAI's sharp value on 7×7"), summarised
+over its last 10 generations. Re-reading needs the arms' workdirs
+(``runs/sharp/<arm>``), which the repository does not ship; their curves
+are in ``curves.csv``. One run an arm is a measurement, not a test: there
+are no paired tests and no families.
+"""
+
+from experiments import run
+
+ARMS = dict(
+    sai="runs/sharp/sai",
+    sai_fixed30="runs/sharp/sai_fixed30",
+    sai_komi_t25="runs/sharp/sai_komi_t25",
+)
+
+
+def get_config():
+    c = run.claim_config("sharp_value")
+    c.match = dict(board_size=7)
+    c.runs = dict(main=dict(arms=tuple(f"{k}={v}" for k, v in ARMS.items()), last=10))
+    c.rebuild = ["--plot_only"]
+    c.shipped = dict(main="experiments/results/sharp_value/main")
+    c.figures = dict(main=["sharp_value.png"])
+    return c

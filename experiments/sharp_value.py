@@ -1,0 +1,372 @@
+"""SAI's sharp value on 7×7, lever by lever: the arms' curves of what the value learns and what its data teach.
+
+    python -m experiments.run --config=experiments/configs/sharp_value.py  # the shipped round
+    python experiments/sharp_value.py --arms sai=runs/sharp/sai,fixed=runs/sharp/fixed --outdir=/tmp/sharp
+
+SAI's nets knew the fair komi: on 7×7 they reached α_∅ ≈ 9 and β_∅ > 2.
+Each arm is a run of ``python -m saijax.train`` fine-tuned from one zoo net
+with one set of self-play switches (experiments/README.md, "SAI's sharp
+value on 7×7", has the commands). For every arm given with ``--arms
+NAME=WORKDIR[@G]`` this script copies, per generation, into ``curves.csv``:
+
+* what the net learned at the empty board: α_∅ and β_∅;
+* what its self-play data teach: ``data_alpha`` and ``data_beta``, the
+  logistic fit of the complete games' results on their komi
+  (:func:`saijax.selfplay.komi_curve_fit`), with its standard error, the
+  same fit over the games within 1.5 points of α_∅ (``_local``: how sharply
+  the results turn where the decision is), and the sampled komi's spread;
+* how self-play opened: the centre point's share of first moves (D4 on
+  7×7, perfect play's move), the most played first move and the openings'
+  entropy;
+* the share of training rows from resigned games, the score error (all
+  positions, and late positions with their median β), the cumulative
+  self-play evaluations and minutes.
+
+``arms.csv`` has one row per arm (the means over its last ``--last``
+generations, β_∅'s peak and where it was, and the issue's targets: α_∅
+within 9 ± 0.5, β_∅ ≥ 2, the data's β within a factor 1.5 of the learned
+one, the net's first move D4 in each of those generations), and
+``sharp_value.png`` draws β (learned and fitted), α and D4's share against
+generations; ``komi_results.csv`` pools each arm's complete games over
+those generations by komi (Black's score beside the net's sigmoid, the
+figure's last panel). Curves of arms not given again are kept (an arm added in one
+session stays beside the next session's). One run an arm is a measurement,
+not a test. ``--plot_only`` redraws the figure from the tables.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import sys
+
+import numpy as np
+
+from experiments import ablation, common
+from saijax import go, selfplay
+
+FAIR_KOMI = 9.0  # 7×7 under area scoring (Davies; the 7×7 paper)
+TARGET_BETA = 2.0
+ALPHA_TOLERANCE = 0.5
+RATIO_TOLERANCE = 1.5
+
+CURVE_KEYS = (
+    "alpha_empty",
+    "beta_empty",
+    "data_alpha",
+    "data_beta",
+    "data_beta_se",
+    "data_alpha_local",
+    "data_beta_local",
+    "data_beta_local_se",
+    "local_games",
+    "komi_sd",
+    "avg_komi",
+    "first_move",
+    "first_move_top",
+    "first_move_top_share",
+    "first_move_centre_share",
+    "first_move_entropy",
+    "resigned_row_share",
+    "score_error",
+    "score_error_late",
+    "beta_late",
+    "black_winrate",
+    "complete_games",
+    "games",
+    "simulations",
+    "train_value_loss",
+)
+
+
+def learning_curve(name: str, workdir: str, upto: int | None = None) -> list[dict]:
+    """The arm's curve: one row per generation (up to ``upto``) with :data:`CURVE_KEYS`."""
+    return ablation.learning_curve(name, workdir, upto, CURVE_KEYS)
+
+
+def komi_results(name: str, workdir: str, last: int, upto: int | None = None) -> list[dict]:
+    """The arm's complete games pooled over its last ``last`` generations (up to ``upto``; those
+    that record ``komi_results``), one row per komi: games, Black's score (wins + ½ draws) and
+    rate, and the net's win probability for Black there at the last of them, σ(β_∅(α_∅ − k)).
+    Empty for runs from before ``komi_results``."""
+    metrics = common.read_metrics(workdir)
+    gens = [g for g in sorted(g for g in metrics if upto is None or g <= upto)[-last:] if "komi_results" in metrics[g]]
+    pooled: dict[float, list[float]] = {}
+    for g in gens:
+        for k, (n, score) in metrics[g].get("komi_results", {}).items():
+            cell = pooled.setdefault(float(k), [0, 0.0])
+            cell[0] += n
+            cell[1] += score
+    if not pooled:
+        return []
+    final = metrics[gens[-1]]
+    alpha, beta = float(final["alpha_empty"]), float(final["beta_empty"])
+    return [
+        {"arm": name, "generations": f"{gens[0]}-{gens[-1]}", "komi": k, "games": int(n), "black_score": score,
+         "black_rate": score / n, "net_black_rate": 1 / (1 + math.exp(-beta * (alpha - k)))}
+        for k, (n, score) in sorted(pooled.items())
+    ]  # fmt: skip
+
+
+def _values(rows: list[dict], key: str) -> list[float]:
+    out = []
+    for r in rows:
+        v = r.get(key, "")
+        if v not in ("", None) and math.isfinite(float(v)):
+            out.append(float(v))
+    return out
+
+
+def _mean(rows: list[dict], key: str) -> float:
+    values = _values(rows, key)
+    return statistics.fmean(values) if values else math.nan
+
+
+def _sd(rows: list[dict], key: str) -> float:
+    values = _values(rows, key)
+    return statistics.stdev(values) if len(values) > 1 else math.nan
+
+
+def pooled_fit(komis: list[dict], window: float | None = None) -> tuple[float, float, float]:
+    """:func:`saijax.selfplay.komi_curve_fit` over pooled ``komi_results`` rows (within ``window`` of
+    the fair komi when given): each komi's games enter with their mean score, which gives the same
+    likelihood as the games one by one."""
+    rows = [r for r in komis if window is None or abs(float(r["komi"]) - FAIR_KOMI) <= window]
+    komi = np.repeat([float(r["komi"]) for r in rows], [int(r["games"]) for r in rows])
+    score = np.repeat([float(r["black_rate"]) for r in rows], [int(r["games"]) for r in rows])
+    return selfplay.komi_curve_fit(komi, score)
+
+
+def arm_row(name: str, curve: list[dict], last: int, board_size: int = 7, komis: list[dict] = ()) -> dict:
+    """The arm's summary over its last ``last`` generations, against the targets; with its pooled
+    ``komi_results`` rows, the komi curve fitted to all their games and to those within 1.5 points
+    of the fair komi (``pooled_*``)."""
+    tail = curve[-last:]
+    first, final = curve[0], curve[-1]
+    alpha, beta, data_beta = _mean(tail, "alpha_empty"), _mean(tail, "beta_empty"), _mean(tail, "data_beta")
+    ratio = data_beta / beta if beta > 0 else math.nan
+    betas = [(float(r["beta_empty"]), int(r["generation"])) for r in curve if r.get("beta_empty", "") != ""]
+    peak, peak_gen = max(betas) if betas else (math.nan, "")
+    rules = go.GoRules(board_size)
+    centre = go.to_gtp(rules, (board_size // 2) * (board_size + 1)) if board_size % 2 else ""
+    generations = len(curve)
+    evaluations = float(final["evaluations_m"])
+    pooled_alpha, pooled_beta, pooled_se = pooled_fit(komis)
+    _, pooled_local, pooled_local_se = pooled_fit(komis, selfplay.LOCAL_KOMI_WINDOW)
+    return {
+        "arm": name,
+        "generations": generations,
+        "first_generation": int(first["generation"]),
+        "last_generation": int(final["generation"]),
+        "evaluations_m": evaluations,
+        "evaluations_m_per_generation": evaluations / generations,
+        "minutes": float(final["minutes"]),
+        "last": len(tail),
+        "alpha_empty": alpha,
+        "alpha_empty_sd": _sd(tail, "alpha_empty"),
+        "beta_empty": beta,
+        "beta_empty_first": float(first["beta_empty"]),
+        "beta_empty_peak": peak,
+        "beta_empty_peak_generation": peak_gen,
+        "data_alpha": _mean(tail, "data_alpha"),
+        "data_beta": data_beta,
+        "data_over_learned_beta": ratio,
+        "data_beta_local": _mean(tail, "data_beta_local"),
+        "data_alpha_local": _mean(tail, "data_alpha_local"),
+        "pooled_generations": komis[0]["generations"] if komis else "",
+        "pooled_games": sum(int(r["games"]) for r in komis),
+        "pooled_alpha": pooled_alpha,
+        "pooled_beta": pooled_beta,
+        "pooled_beta_se": pooled_se,
+        "pooled_beta_near_fair": pooled_local,
+        "pooled_beta_near_fair_se": pooled_local_se,
+        "centre_share": _mean(tail, "first_move_centre_share"),
+        "first_move_entropy": _mean(tail, "first_move_entropy"),
+        "resigned_row_share": _mean(tail, "resigned_row_share"),
+        "komi_sd": _mean(tail, "komi_sd"),
+        "score_error": _mean(tail, "score_error"),
+        "first_move": final.get("first_move", ""),
+        "alpha_ok": abs(alpha - FAIR_KOMI) <= ALPHA_TOLERANCE,
+        "beta_ok": beta >= TARGET_BETA,
+        "ratio_ok": 1 / RATIO_TOLERANCE <= ratio <= RATIO_TOLERANCE,
+        "first_move_ok": bool(centre) and all(r.get("first_move") == centre for r in tail),
+    }
+
+
+def arm_rows(curves: list[dict], last: int, board_size: int = 7, komis: list[dict] = ()) -> list[dict]:
+    """One :func:`arm_row` per arm of ``curves``, in their order, with its rows of ``komis``."""
+    names = dict.fromkeys(r["arm"] for r in curves)
+    return [
+        arm_row(n, [r for r in curves if r["arm"] == n], last, board_size, [r for r in komis if r["arm"] == n])
+        for n in names
+    ]
+
+
+def plot(curves: list[dict], path: str, komis: list[dict] = ()) -> str:
+    """β_∅ learned (solid) and fitted from the data (dashed: every complete game; dotted: those
+    within 1.5 points of α_∅), α_∅ and the data's α, and the
+    centre's share of first moves against generations, one colour per arm; returns the PNG's path."""
+    plt = common.pyplot()
+    fig, axes = plt.subplots(1, 4, figsize=(18, 4))
+    for i, name in enumerate(dict.fromkeys(r["arm"] for r in curves)):
+        curve = [r for r in curves if r["arm"] == name]
+        x = [int(r["generation"]) for r in curve]
+        colour = f"C{i % 10}"
+
+        def y(key):
+            return [float(r[key]) if r.get(key, "") not in ("", None) else math.nan for r in curve]
+
+        axes[0].plot(x, y("beta_empty"), color=colour, lw=1.3, label=f"{name}: net")
+        axes[0].plot(x, y("data_beta"), color=colour, lw=0.9, ls="--", label=f"{name}: data")
+        axes[0].plot(x, y("data_beta_local"), color=colour, lw=0.9, ls=":", label=f"{name}: data near α_∅")
+        axes[1].plot(x, y("alpha_empty"), color=colour, lw=1.3, label=f"{name}: net")
+        axes[1].plot(x, y("data_alpha"), color=colour, lw=0.9, ls="--", label=f"{name}: data")
+        axes[2].plot(x, y("first_move_centre_share"), color=colour, lw=1.3, label=name)
+        pooled = [r for r in komis if r["arm"] == name]
+        if pooled:
+            k = [float(r["komi"]) for r in pooled]
+            sizes = [4 + 60 * int(r["games"]) / max(int(q["games"]) for q in pooled) for r in pooled]
+            axes[3].scatter(k, [float(r["black_rate"]) for r in pooled], s=sizes, color=colour, alpha=0.6,
+                            label=f"{name}: games ({pooled[0]['generations']})")  # fmt: skip
+            axes[3].plot(k, [float(r["net_black_rate"]) for r in pooled], color=colour, lw=1.0, label=f"{name}: net")
+    axes[0].axhline(TARGET_BETA, color="grey", ls=":", lw=0.8)
+    axes[0].set_yscale("log")
+    axes[0].set_ylabel("β_∅ (target ≥ 2)")
+    axes[1].axhline(FAIR_KOMI, color="grey", ls=":", lw=0.8)
+    axes[1].set_ylim(0, 20)
+    axes[1].set_ylabel("α_∅ (7×7's fair komi: 9)")
+    axes[2].set_ylim(-0.02, 1.02)
+    axes[2].set_ylabel("share of games opening at the centre (D4)")
+    axes[3].axvline(FAIR_KOMI, color="grey", ls=":", lw=0.8)
+    axes[3].set_xlim(FAIR_KOMI - 12, FAIR_KOMI + 12)
+    axes[3].set_ylim(-0.02, 1.02)
+    axes[3].set_xlabel("komi")
+    axes[3].set_ylabel("Black's score in complete games")
+    axes[3].legend(fontsize=6)
+    for ax in axes[:3]:
+        ax.set_xlabel("generation")
+    axes[0].legend(fontsize=6)
+    axes[2].legend(fontsize=6)
+    fig.tight_layout()
+    return common.save_figure(fig, path)
+
+
+def markdown(arms: list[dict]) -> str:
+    """The arms' table as the README prints it."""
+    header = ["arm", "generations", "evals (M)", "α_∅", "β_∅ (first → peak@gen → last 10)", "data β",
+              "data/net", "pooled β: all / near 9", "D4 share", "resigned rows", "score err"]  # fmt: skip
+
+    def f(value, spec=".2f"):  # a number, or "–" where the CSV cell is empty or NaN
+        return "–" if value in ("", None) or not math.isfinite(float(value)) else format(float(value), spec)
+
+    rows = [
+        [
+            r["arm"],
+            f"{r['first_generation']}–{r['last_generation']}",
+            f(r["evaluations_m"], ".1f"),
+            f"{f(r['alpha_empty'])} ± {f(r['alpha_empty_sd'])}",
+            f"{f(r['beta_empty_first'])} → {f(r['beta_empty_peak'])}@{r['beta_empty_peak_generation']}"
+            f" → {f(r['beta_empty'])}",
+            f(r["data_beta"]),
+            f(r["data_over_learned_beta"]),
+            f"{f(r['pooled_beta'])} / {f(r['pooled_beta_near_fair'])}",
+            f(r["centre_share"]),
+            f(r["resigned_row_share"]),
+            f(r["score_error"], ".1f"),
+        ]
+        for r in arms
+    ]
+    return common.markdown_table(header, rows)
+
+
+def run(args) -> None:
+    os.makedirs(args.outdir, exist_ok=True)
+    curves_path = os.path.join(args.outdir, "curves.csv")
+    komis_path = os.path.join(args.outdir, "komi_results.csv")
+    new, new_komis = [], []
+    for name, workdir, generation in ablation.parse_arms(args.arms):
+        new += learning_curve(name, workdir, generation)
+        new_komis += komi_results(name, workdir, args.last, generation)
+    curves = ablation.merge_curves(curves_path, new)
+    if not curves:
+        raise ValueError("no arms: give --arms NAME=WORKDIR,... (or run once with them)")
+    common.write_csv(curves_path, curves, digits=4)
+    given = {r["arm"] for r in new}
+    kept = [r for r in common.read_csv(komis_path) if r["arm"] not in given] if os.path.exists(komis_path) else []
+    komis = kept + new_komis
+    if komis:
+        common.write_csv(komis_path, komis, digits=4)
+    arms = arm_rows(curves, args.last, args.board_size, komis)
+    common.write_csv(os.path.join(args.outdir, "arms.csv"), arms, digits=4)
+    plot(curves, os.path.join(args.outdir, "sharp_value.png"), komis)
+    write_end(args.outdir)
+    print(markdown(arms))
+
+
+def end_rows(outdir: str) -> list[dict]:
+    """The end-of-round checks of each net measured under ``outdir`` (``gtp_fair_komi/``: Black's
+    empty-board win rate through GTP at 8.5 and 9.5; ``spread/<net>_k8.5`` and ``_k9.5``:
+    experiments/opening_spread.py's self-play games played at each komi): Δ, Black's rate at 8.5
+    less that at 9.5 in the games played there, and 4·atanh Δ, the β it gives."""
+    gtp_path = os.path.join(outdir, "gtp_fair_komi", "summary.csv")
+    gtp = {r["net"]: r for r in common.read_csv(gtp_path)} if os.path.exists(gtp_path) else {}
+    spread = os.path.join(outdir, "spread")
+    nets = sorted({d.rsplit("_k", 1)[0] for d in os.listdir(spread)}) if os.path.isdir(spread) else []
+    rows = []
+    for net in dict.fromkeys([*gtp, *nets]):
+        row = {"net": net}
+        if net in gtp:
+            row |= {"gtp_black_8.5": float(gtp[net]["black_winrate_8.5"]),
+                    "gtp_black_9.5": float(gtp[net]["black_winrate_9.5"])}  # fmt: skip
+        at = {}
+        for komi in ("8.5", "9.5"):
+            path = os.path.join(spread, f"{net}_k{komi}", "summary.csv")
+            if os.path.exists(path):
+                (r,) = common.read_csv(path)
+                at[komi] = r
+                row |= {f"games_{komi}": int(r["games"]), f"black_rate_{komi}": float(r[f"black_rate_{komi}"]),
+                        f"distinct_openings_{komi}": int(r["distinct_openings"])}  # fmt: skip
+        if len(at) == 2:
+            delta = row["black_rate_8.5"] - row["black_rate_9.5"]
+            row |= {
+                "delta": delta,
+                "delta_beta": 4 * math.atanh(delta) if abs(delta) < 1 else math.copysign(math.inf, delta),
+            }
+            row |= {"random_moves": int(at["8.5"]["random_moves"]), "visits": int(at["8.5"]["visits"])}
+        rows.append(row)
+    return rows
+
+
+def write_end(outdir: str) -> None:
+    """``end.csv`` from :func:`end_rows`, when anything was measured."""
+    rows = end_rows(outdir)
+    if rows:
+        common.write_csv(os.path.join(outdir, "end.csv"), rows, digits=4)
+
+
+def replot(args) -> None:
+    write_end(args.outdir)
+    komis_path = os.path.join(args.outdir, "komi_results.csv")
+    komis = common.read_csv(komis_path) if os.path.exists(komis_path) else []
+    plot(common.read_csv(os.path.join(args.outdir, "curves.csv")), os.path.join(args.outdir, "sharp_value.png"), komis)
+
+
+def parse_args(argv=None):
+    p = common.make_parser(__file__, __doc__, outdir="experiments/results/sharp_value/main", seed=False,
+                           player=False, plot_only="redraw sharp_value.png from --outdir's curves.csv")  # fmt: skip
+    p.add_argument("--arms", default="", help="NAME=WORKDIR[@G],... runs to add (their curves)")
+    p.add_argument("--last", type=int, default=10, help="the summary's means over the last k generations")
+    args = p.parse_args(argv)
+    if args.last < 1:
+        p.error(f"--last must be >= 1, got {args.last}")
+    return args
+
+
+def main(argv=None, *, exit_on_error: bool = False) -> int:
+    args = parse_args(argv)
+    return common.run_main(__file__, lambda: replot(args) if args.plot_only else run(args), exit_on_error=exit_on_error)
+
+
+if __name__ == "__main__":
+    sys.exit(main(exit_on_error=True))

@@ -1,0 +1,40 @@
+"""experiments/opening_spread.py's summary: Δ between the fair komi's neighbours and 4·atanh Δ, from margins alone
+(no games played)."""
+
+import math
+
+import pytest
+
+from experiments import opening_spread
+
+
+def _args(*extra):
+    return opening_spread.parse_args(["--plot_only", "--outdir=/nonexistent", *extra])
+
+
+def test_delta_beta_inverts_a_logistic_over_one_point_of_komi():
+    for beta in (0.2, 1.0, 2.0, 3.34):
+        delta = 1 / (1 + math.exp(-beta / 2)) - 1 / (1 + math.exp(beta / 2))
+        assert opening_spread.delta_beta(delta) == pytest.approx(beta)
+    assert opening_spread.delta_beta(0.0) == 0.0
+    assert opening_spread.delta_beta(-0.1) == pytest.approx(-4 * math.atanh(0.1))
+    assert opening_spread.delta_beta(1.0) == math.inf and opening_spread.delta_beta(-1.0) == -math.inf
+    assert math.isnan(opening_spread.delta_beta(math.nan))
+
+
+def test_delta_komis_default_to_the_boards_fair_komi():
+    assert opening_spread.delta_komis(_args()) == (8.5, 9.5)
+    assert opening_spread.delta_komis(_args("--board_size=5", "--komi=24.5")) == (24.5, 25.5)
+    assert opening_spread.delta_komis(_args("--board_size=9", "--komi=7.5")) == (6.5, 7.5)
+    assert opening_spread.delta_komis(_args("--delta_komis=3.5,4.5")) == (3.5, 4.5)
+    with pytest.raises(ValueError, match="delta_komis"):
+        opening_spread.delta_komis(_args("--delta_komis=3.5"))
+
+
+def test_summary_delta_is_the_share_of_games_ending_at_the_fair_margin():
+    margins = [9.0, 9.0, 9.0, 10.0, -49.0, 49.0, 8.0, 9.0]  # 4 of 8 end at exactly Black by 9
+    row = opening_spread.summarise("visits", margins, [("D4",)] * len(margins), _args())
+    assert row["black_rate_8.5"] - row["black_rate_9.5"] == pytest.approx(0.5)
+    assert (row["delta_komi_lo"], row["delta_komi_hi"], row["delta"]) == (8.5, 9.5, 0.5)
+    assert row["delta_beta"] == pytest.approx(4 * math.atanh(0.5))
+    assert row["implied_beta"] == pytest.approx(math.pi / (math.sqrt(3) * row["sd_board_margin"]))

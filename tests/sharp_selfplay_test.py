@@ -1,0 +1,290 @@
+"""SAI's self-play rules as switches (issue 43) and the per-generation
+diagnostics that say whether the value's targets are sharp.
+
+* ``selfplay.random_full_search_only``: under playout caps, random opening
+  moves come from full searches only; a slot in its opening waits through
+  cheap searches.
+* ``selfplay.random_takeback``: a random move whose value would make its
+  player resign is taken back (SAI's ``get_best_move``).
+* ``selfplay.fixed_komi_share``: a share of complete games at the board's
+  komi (SAI's server, 30%).
+* ``komi_curve_fit`` / ``komi_curve_stats``, ``opening_stats`` and
+  ``resigned_row_share`` in :func:`selfplay.generation_stats`.
+"""
+
+import collections
+import dataclasses
+import json
+import pathlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from saijax import config as config_lib
+from saijax import go, pipeline, search, selfplay
+
+TINY = pathlib.Path(__file__).resolve().parents[1] / "configs" / "tiny.py"
+
+RULES = go.GoRules(5, max_moves=20)
+ALPHA_EMPTY, BETA_EMPTY = 0.5, 1.0
+
+
+def oracle(params, states):
+    """Uniform prior, α from the area margin for the player to move."""
+    del params
+    area = jax.vmap(lambda s: go.area_score(RULES, s))(states)
+    alpha = 0.6 * area * states.to_play.astype(jnp.float32) + 0.2
+    return jnp.zeros(states.legal.shape, jnp.float32), alpha, jnp.full_like(alpha, 0.5)
+
+
+CAPPED = selfplay.SelfPlayConfig(
+    batch_size=8,
+    chunk_moves=24,
+    komi_mode="fixed",
+    komi=0.5,
+    branch_prob=0.0,
+    branch_queue_capacity=4,
+    random_moves=3,
+    fast_simulations=1,
+    full_search_prob=0.4,
+    resign_threshold=-1.0,
+)
+SEARCH = search.SearchConfig(num_simulations=4, max_num_considered_actions=4)
+
+
+def _play(config, seed=0, chunks=2):
+    chunk = selfplay.make_chunk_fn(oracle, RULES, SEARCH, config)
+    sp = selfplay.init_selfplay(RULES, config, jax.random.PRNGKey(seed), ALPHA_EMPTY, BETA_EMPTY)
+    out = []
+    for i in range(chunks):
+        sp, rec = chunk(None, sp, jax.random.PRNGKey(100 + i), jnp.float32(ALPHA_EMPTY), jnp.float32(BETA_EMPTY))
+        out.append(jax.device_get(rec))
+    return jax.tree_util.tree_map(lambda *xs: np.concatenate(xs, axis=0), *out)
+
+
+@pytest.fixture(scope="module")
+def capped_games():
+    return {flag: _play(dataclasses.replace(CAPPED, random_full_search_only=flag)) for flag in (False, True)}
+
+
+def test_opening_moves_come_from_full_searches_only(capped_games):
+    rec = capped_games[True]
+    active = np.asarray(rec.active)
+    opening = active & (np.asarray(rec.move_number) < CAPPED.random_moves)
+    full = np.asarray(rec.full_search)
+    assert opening.sum() > 20
+    assert np.all(full[opening]), "an opening move was played on a cheap search"
+    # Past the opening, cheap searches move the games as before.
+    later = active & ~opening
+    assert (~full[later]).sum() > 20
+    # Without the switch, opening moves are also played on cheap searches.
+    off = capped_games[False]
+    off_opening = np.asarray(off.active) & (np.asarray(off.move_number) < CAPPED.random_moves)
+    assert (~np.asarray(off.full_search)[off_opening]).sum() > 5
+
+
+def test_a_waiting_slot_keeps_its_position_and_records_each_move_once(capped_games):
+    """Each game's records are its moves 0, 1, 2, … once each, and each
+    recorded position is the previous one stepped by the recorded move: a
+    slot that waited through a cheap search neither moved nor recorded."""
+    rec = capped_games[True]
+    active = np.asarray(rec.active)
+    t_idx, b_idx = np.nonzero(active)
+    games = collections.defaultdict(list)
+    for t, b in zip(t_idx, b_idx):
+        games[int(rec.game_id[t, b])].append((int(rec.move_number[t, b]), int(rec.action[t, b]), t, b))
+    waited = 0
+    for gid, moves in games.items():
+        numbers = [m for m, *_ in moves]
+        assert numbers == list(range(numbers[0], numbers[0] + len(numbers))), (gid, numbers)
+        state = go.init(RULES, CAPPED.komi)
+        for number, action, t, b in moves:
+            packed = np.asarray(selfplay.features_lib.pack_planes(go.features(RULES, state)[None]))[0]
+            np.testing.assert_array_equal(packed, np.asarray(rec.planes[t, b]), err_msg=f"game {gid} move {number}")
+            state = go.step(RULES, state, action)
+        # Rows of one game more than one lockstep move apart: it waited.
+        ts = [t for *_, t, _ in moves]
+        waited += sum(b - a > 1 for a, b in zip(ts, ts[1:]))
+    assert waited > 0, "no slot ever waited for a full search"
+
+
+def test_full_search_only_is_a_no_op_without_playout_caps():
+    uncapped = dataclasses.replace(CAPPED, fast_simulations=0, full_search_prob=1.0)
+    a = _play(uncapped, chunks=1)
+    b = _play(dataclasses.replace(uncapped, random_full_search_only=True), chunks=1)
+    for name in ("action", "active", "game_id", "move_number"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+
+
+def _search_output(n, q_bad, visits_bad=2):
+    """n identical roots: move 0 best (value 0.9), move 6 visited with value ``q_bad``."""
+    states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (n,) + x.shape), go.init(RULES, 0.5))
+    keys = jax.random.split(jax.random.PRNGKey(5), n)
+    out = search.run_search(oracle, None, keys, states, rules=RULES, config=SEARCH, noise_scale=jnp.zeros(n))
+    a = RULES.num_actions
+    visits = np.zeros(a, np.int32)
+    visits[[0, 6]] = [2, visits_bad]
+    q = np.full(a, np.nan, np.float32)
+    q[[0, 6]] = [0.9, q_bad]
+    out = out.replace(
+        visit_counts=jnp.broadcast_to(jnp.asarray(visits), (n, a)),
+        child_q=jnp.broadcast_to(jnp.asarray(q), (n, a)),
+        action=jnp.zeros((n,), jnp.int32),
+        best_value=jnp.full((n,), 0.9, jnp.float32),
+    )
+    return states, out
+
+
+@pytest.mark.parametrize("move_count", [0, 8])
+def test_takeback_replaces_a_random_move_that_would_resign(move_count):
+    n = 2000
+    states, out = _search_output(n, q_bad=0.01)
+    states = states.replace(move_count=jnp.full((n,), move_count, jnp.int32))
+    config = selfplay.SelfPlayConfig(
+        random_moves=20, random_min_visits=0, random_losing_threshold=0.0, resign_threshold=0.05,
+        blunder_threshold=0.15, random_takeback=True,
+    )  # fmt: skip
+    may = jnp.arange(n) % 2 == 0
+    action, blunder = selfplay._choose_moves(RULES, config, jax.random.PRNGKey(1), states, out, may)
+    action, blunder, may = np.asarray(action), np.asarray(blunder), np.asarray(may)
+    after = move_count >= search.default_resign_after(RULES)  # 25 // 4 = 6
+    if after:
+        # Games that may resign never keep the losing draw; the others do, as blunders.
+        assert np.all(action[may] == 0) and not blunder[may].any()
+        assert 0.4 < np.mean(action[~may] == 6) < 0.6
+        assert np.all(blunder[action == 6])
+    else:
+        # Before resignation is allowed nothing would resign: SAI's rule keeps the draw.
+        assert 0.4 < np.mean(action[may] == 6) < 0.6
+    off = dataclasses.replace(config, random_takeback=False)
+    drawn, _ = selfplay._choose_moves(RULES, off, jax.random.PRNGKey(1), states, out, jnp.asarray(may))
+    assert 0.4 < np.mean(np.asarray(drawn)[may] == 6) < 0.6
+    # A draw above the resign threshold is never taken back.
+    states_ok, out_ok = _search_output(n, q_bad=0.3)
+    states_ok = states_ok.replace(move_count=jnp.full((n,), move_count, jnp.int32))
+    kept, _ = selfplay._choose_moves(RULES, config, jax.random.PRNGKey(1), states_ok, out_ok, jnp.asarray(may))
+    assert 0.4 < np.mean(np.asarray(kept)[may] == 6) < 0.6
+
+
+def test_fixed_komi_share_plays_that_share_at_the_board_komi():
+    n = 40_000
+    key = jax.random.PRNGKey(3)
+    base = selfplay.SelfPlayConfig(komi_mode="sample", komi=9.5)
+    shared = dataclasses.replace(base, fixed_komi_share=0.3)
+    free = np.asarray(selfplay._complete_komi(RULES, base, key, 4.0, 0.2, (n,)))
+    mixed = np.asarray(selfplay._complete_komi(RULES, shared, key, 4.0, 0.2, (n,)))
+    # Share 0 is the draw of before, bit for bit (the golden games keep).
+    np.testing.assert_array_equal(free, np.asarray(selfplay.sample_komi(key, 4.0, 0.2, 1.0, (n,), bound=25.0)))
+    moved = mixed != free
+    # The others keep their sampled komi; the share moved to 9.5 is 0.3
+    # less what was drawn at 9.5 anyway.
+    assert np.all(mixed[moved] == 9.5)
+    at = np.mean(mixed == 9.5)
+    p_free = np.mean(free == 9.5)
+    assert abs(at - (0.3 + 0.7 * p_free)) < 4 * np.sqrt(0.25 / n)
+
+
+def test_komi_curve_fit_recovers_a_known_curve():
+    rng = np.random.default_rng(0)
+    alpha, beta = 9.0, 1.5
+    komi = np.round(rng.normal(8.0, 3.0, 20_000) * 2) / 2
+    wins = (rng.random(komi.size) < 1 / (1 + np.exp(-beta * (alpha - komi)))).astype(float)
+    a, b, se = selfplay.komi_curve_fit(komi, wins)
+    assert abs(a - alpha) < 0.1 and abs(b - beta) < 4 * se and 0 < se < 0.1
+    # A flat curve: β near 0 and the ridge keeps α finite or NaN, never an error.
+    flat = (rng.random(komi.size) < 0.5).astype(float)
+    _, b_flat, se_flat = selfplay.komi_curve_fit(komi, flat)
+    assert abs(b_flat) < 4 * se_flat
+    # Draws count half: a sample of draws only is fitted as a coin at every komi.
+    _, b_draws, _ = selfplay.komi_curve_fit(komi[:100], np.full(100, 0.5))
+    assert abs(b_draws) < 1e-6
+    # Separable data (Black wins exactly below 9): a large finite β at α = 9.
+    sep = (komi < 9).astype(float)
+    a_sep, b_sep, _ = selfplay.komi_curve_fit(komi, sep)
+    assert np.isfinite(b_sep) and b_sep > 5 and abs(a_sep - 9.0) < 0.3
+    # One komi (a fixed-komi run) or too few games: not identified.
+    assert all(np.isnan(selfplay.komi_curve_fit(np.full(50, 9.5), wins[:50])))
+    assert all(np.isnan(selfplay.komi_curve_fit(komi[:5], wins[:5])))
+
+
+def _game(gid, first, *, winner=1, komi=9.5, is_branch=False, resigned=False, rows=10):
+    n = 7
+    return selfplay.FinishedGame(
+        game_id=gid, is_branch=is_branch, komi=komi, winner=winner, margin=3.0 * winner, resigned=resigned,
+        may_resign=True, would_resign=0, length=20, start_move=5 if is_branch else 0,
+        actions=(first, 1, 2), start_planes=np.zeros((n, n, 2), np.uint8), start_to_play=1,
+        blunder_move=-1, rows=rows,
+    )  # fmt: skip
+
+
+def test_generation_stats_report_the_opening_and_resigned_rows():
+    rules = go.GoRules(7)
+    d4, c3 = go.from_gtp(rules, "D4"), go.from_gtp(rules, "C3")
+    games = [_game(i, d4, rows=10) for i in range(6)]
+    games += [_game(6, c3, resigned=True, rows=30), _game(7, c3, rows=10)]
+    games += [_game(8, 0, is_branch=True, resigned=True, rows=40)]  # a branch: not an opening
+    stats = selfplay.generation_stats(games, 9.0, 1.0)
+    assert stats["first_move_shares"] == {"D4": 0.75, "C3": 0.25}
+    assert stats["first_move_top"] == "D4" and stats["first_move_top_share"] == 0.75
+    assert stats["first_move_centre_share"] == 0.75
+    assert stats["first_move_entropy"] == pytest.approx(-(0.75 * np.log2(0.75) + 0.25 * np.log2(0.25)))
+    assert stats["resigned_row_share"] == pytest.approx(70 / 140)
+    # Too few complete games for a komi curve: NaN, not an error.
+    assert np.isnan(stats["data_beta"]) and stats["komi_sd"] == 0.0
+
+
+def test_generation_stats_fit_the_datas_komi_curve():
+    rng = np.random.default_rng(1)
+    komi = np.round(rng.normal(9.0, 2.0, 600) * 2) / 2
+    black = rng.random(600) < 1 / (1 + np.exp(-2.0 * (9.0 - komi)))
+    games = [_game(i, 24, komi=float(k), winner=1 if b else -1) for i, (k, b) in enumerate(zip(komi, black))]
+    games.append(_game(999, 24, komi=-40.0, winner=-1, is_branch=True))  # branches' komi are their positions'
+    stats = selfplay.generation_stats(games, 9.0, 2.0)
+    assert abs(stats["data_alpha"] - 9.0) < 0.5
+    assert abs(stats["data_beta"] - 2.0) < 4 * stats["data_beta_se"]
+    assert stats["komi_sd"] == pytest.approx(komi.std())
+    pooled = stats["komi_results"]
+    assert sum(n for n, _ in pooled.values()) == 600 and list(pooled) == sorted(pooled, key=float)
+    assert pooled["9"] == [int(np.sum(komi == 9)), float(np.sum(black[komi == 9]))]
+
+
+def test_the_switches_reach_self_play_through_the_config(tmp_path):
+    """configs/tiny.py with playout caps, the full-search-only opening and a
+    fixed-komi share of 1: the waiting slots' evaluations are counted, every
+    complete game is at the board's komi (so the data's β is not
+    identified), and the log line carries the data's curve and the opening."""
+    config = config_lib.load_config(str(TINY))
+    config.generations = 1
+    config.selfplay.fast_simulations = 1
+    config.selfplay.full_search_prob = 0.5
+    config.selfplay.random_full_search_only = True
+    config.selfplay.random_takeback = True
+    config.selfplay.fixed_komi_share = 1.0
+    log = []
+    pipeline.train_and_evaluate(config, str(tmp_path / "run"), progress=False, log=log.append)
+    with open(tmp_path / "run" / "metrics.jsonl") as f:
+        (m,) = [json.loads(line) for line in f]
+    assert m["selfplay_waiting_evaluations"] > 0 and m["selfplay_waiting_evaluations"] % 2 == 0  # 1 simulation + root
+    assert m["selfplay_waiting_evaluations"] < m["selfplay_evaluations"]
+    assert m["komi_histogram"].get("24.5", 0) >= m["complete_games"]  # branches may land there too
+    assert np.isnan(m["data_beta"])
+    assert "data α" in log[0] and "opened" in log[0]
+
+
+def test_upsets_away_from_the_fair_komi_flatten_the_whole_range_but_not_the_local_fit():
+    """What the 7×7 arms' data look like: a sharp turn at the fair komi 9
+    (β = 3), but 15% upsets at every komi (the komi's favourite loses
+    anyway), and komi sampled widely (sd 6). The fit over every game is
+    flat; the local fit, near the net's α_∅, keeps the turn."""
+    rng = np.random.default_rng(2)
+    komi = np.round(rng.normal(9.0, 6.0, 3000) * 2) / 2
+    sharp = 1 / (1 + np.exp(-3.0 * (9.0 - komi)))
+    p = 0.15 + 0.7 * sharp
+    black = rng.random(komi.size) < p
+    games = [_game(i, 24, komi=float(k), winner=1 if b else -1) for i, (k, b) in enumerate(zip(komi, black))]
+    stats = selfplay.generation_stats(games, 9.0, 0.3)
+    assert stats["data_beta"] < 0.6
+    assert stats["data_beta_local"] > 1.2 and abs(stats["data_alpha_local"] - 9.0) < 0.5
+    assert stats["local_games"] == int(np.sum(np.abs(komi - 9.0) <= selfplay.LOCAL_KOMI_WINDOW))
