@@ -575,12 +575,17 @@ def play_chunks(
         state, records = ahead
 
 
+def _cheap_simulations(sp_cfg: selfplay.SelfPlayConfig, simulations: int) -> int:
+    """Simulations of a cheap search under playout caps (0 without caps)."""
+    return min(sp_cfg.fast_simulations, simulations) if sp_cfg.full_search_prob < 1 else 0
+
+
 def selfplay_evaluations(sp_cfg: selfplay.SelfPlayConfig, simulations: int, chunks: int, full_moves: int) -> int:
     """Self-play compute of ``chunks`` chunks: every chunk searches all slots
     of every process for ``chunk_moves`` plies, S simulations plus the root;
     with playout caps a cheap search's moves cost its own simulations (the
     batch flips one coin per move)."""
-    fast = min(sp_cfg.fast_simulations, simulations) if sp_cfg.full_search_prob < 1 else 0
+    fast = _cheap_simulations(sp_cfg, simulations)
     moves = chunks * sp_cfg.chunk_moves
     evaluations = full_moves * (simulations + 1) + (moves - full_moves) * (fast + 1)
     return evaluations * sp_cfg.batch_size * jax.process_count()
@@ -803,7 +808,7 @@ class _Run:
         # Cheap searches of slots that did not move (waiting in their opening
         # for a full search, selfplay.random_full_search_only): spent, and
         # counted in selfplay_evaluations.
-        fast = min(sp_cfg.fast_simulations, s_cfg.num_simulations) if sp_cfg.full_search_prob < 1 else 0
+        fast = _cheap_simulations(sp_cfg, s_cfg.num_simulations)
         stats["selfplay_waiting_evaluations"] = loop.idle_cheap_slot_moves * (fast + 1) * jax.process_count()
         if jax.process_count() > 1:
             stats["rows_per_process"] = per_process
