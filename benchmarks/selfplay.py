@@ -3,10 +3,11 @@
     python benchmarks/selfplay.py --config=configs/go7.py [--config.<field>=<value> ...]
         [--rounds 3] [--chunks 4] [--forward_passes 20] [--generation 0] [--json PATH]
 
-It builds what the pipeline builds for self-play at ``--generation``
-(``saijax.pipeline``: the network of the config's schedule, initialised as
-generation 0 is, its evaluator at ``config.precision``, the search and
-self-play settings, ``selfplay.make_chunk_fn``, ``init_selfplay`` and a
+It builds what the pipeline builds for self-play at ``--generation``, with
+the run's own setup (``saijax.run_setup.setup``: the network of the config's
+schedule, initialised as generation 0 is, its evaluator at
+``config.precision``, the search and self-play settings, the generation's
+keys; ``saijax.run_selfplay``: the chunk function, fresh slots, and a
 ``GameCollector``), compiles the self-play chunk (timed apart, like the
 forward pass's compilation), plays one warm-up chunk, and then alternates
 ``--rounds`` rounds of
@@ -79,7 +80,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saijax import checkpoints, distributed, go, networks, pipeline, replay, search, selfplay, styles, training
+from saijax import checkpoints, go, networks, pipeline, replay, run_selfplay, run_setup, search, selfplay, training
 from saijax import config as config_lib
 
 
@@ -100,14 +101,15 @@ class Bench:
     sp_state: selfplay.SelfPlayState
     alpha0: float
     beta0: float
-    gen_key: jax.Array
+    keys: run_setup.GenerationKeys  # the generation's, as the pipeline draws them
+    selfplay: run_setup.SelfPlaySettings  # the agent and records of the run's self-play
     chunks_run: int = 0
     rows: list = dataclasses.field(default_factory=list)
     games: list = dataclasses.field(default_factory=list)
 
     def chunk_args(self):
         """The next chunk's arguments, keyed as the pipeline keys its chunks."""
-        key = distributed.process_key(jax.random.fold_in(self.gen_key, 100 + self.chunks_run))
+        key = self.keys.chunk(self.chunks_run)
         return self.variables, self.sp_state, key, jnp.float32(self.alpha0), jnp.float32(self.beta0)
 
     def describe(self) -> str:
@@ -124,16 +126,12 @@ class Bench:
         )
 
 
-def _chunk_fn(config, rules, evaluator, s_cfg, sp_cfg, run_search=search.run_search):
-    """The chunk function the pipeline builds for ``config`` (with another search: :class:`OutsideHarness`)."""
-    return selfplay.make_chunk_fn(
-        evaluator,
-        rules,
-        s_cfg,
-        sp_cfg,
-        agent=pipeline.selfplay_agent(config),
-        ownership=config_lib.records_ownership(config),
-        run_search=run_search,
+def chunk_fn(bench: Bench, run_search=None):
+    """The chunk function the pipeline builds for the bench's settings
+    (``run_selfplay.make_chunk_fn``; with another search: :class:`OutsideHarness`)."""
+    settings = dataclasses.replace(bench.selfplay, config=bench.selfplay_config)
+    return run_selfplay.make_chunk_fn(
+        settings, bench.rules, bench.evaluator, bench.search_config, run_search=run_search
     )
 
 
@@ -141,51 +139,40 @@ def build(config, generation: int = 0, variables=None) -> Bench:
     """The pipeline's self-play at ``generation``, on a fresh generation-0 net
     (or on ``variables``, a net of that shape: :func:`pipeline_check`'s).
 
-    As ``pipeline.train_and_evaluate`` builds it: the rules (style, move
-    cap), the network of the schedule at ``generation`` initialised with the
-    pipeline's generation-0 key (random weights, as at generation 0), its
-    evaluator at ``config.precision``, the chunk function for the
-    generation's simulations, fresh slots sharded over the self-play mesh
-    at the net's empty-board α_∅, β_∅, and a collector.
+    As ``pipeline.train_and_evaluate`` builds it (``run_setup.setup``): the
+    rules (style, move cap), the network of the schedule at ``generation``
+    initialised with the run's generation-0 key (random weights, as at
+    generation 0), its evaluator at ``config.precision``, the chunk function
+    for the generation's simulations, fresh slots sharded over the self-play
+    mesh at the net's empty-board α_∅, β_∅, and a collector.
     """
     config_lib.validate(config)
-    rules = styles.style_rules(
-        go.GoRules(config.board_size, config_lib.effective_max_moves(config)), config.style.centre_bonus
-    )
-    mesh = training.make_mesh()
-    spec = training.network_spec(config, generation)
-    net = spec.build()
-    evaluator = search.make_network_evaluator(net, rules, precision=config.precision)
-    base_key = jax.random.PRNGKey(config.seed)
+    run = run_setup.setup(config)
+    built = run.build(run.settings.network_spec(generation))
     if variables is None:
-        variables = networks.init_network(net, jax.random.fold_in(base_key, 10**6))
-    variables = training.replicate(variables, mesh)
-    alpha0, beta0, _ = pipeline._empty_board_eval(evaluator, variables, rules)
-    s_cfg = pipeline.search_config(config, generation)
-    sp_cfg = pipeline.selfplay_config(config)
-    chunk = _chunk_fn(config, rules, evaluator, s_cfg, sp_cfg)
-    gen_key = jax.random.fold_in(base_key, generation)
-    sp_state = selfplay.init_selfplay(
-        rules, sp_cfg, distributed.process_key(jax.random.fold_in(gen_key, 2)), alpha0, beta0
-    )
-    sp_state = pipeline._shard_selfplay(sp_state, mesh)
-    collector = selfplay.GameCollector(rules, opponent_policy=config_lib.records_opponent_policy(config))
-    return Bench(
+        variables = run.init_variables(built.net)
+    variables = training.replicate(variables, run.mesh)
+    alpha0, beta0, _ = run_setup.empty_board_eval(built.evaluator, variables, run.rules)
+    keys = run.keys.generation(generation)
+    bench = Bench(
         config=config,
         generation=generation,
-        rules=rules,
-        spec=spec,
-        evaluator=evaluator,
+        rules=run.rules,
+        spec=built.spec,
+        evaluator=built.evaluator,
         variables=variables,
-        search_config=s_cfg,
-        selfplay_config=sp_cfg,
-        chunk=chunk,
-        collector=collector,
-        sp_state=sp_state,
+        search_config=run.settings.search_config(generation),
+        selfplay_config=run.settings.selfplay.config,
+        chunk=None,
+        collector=selfplay.GameCollector(run.rules, opponent_policy=run.settings.selfplay.opponent_policy),
+        sp_state=run_selfplay.new_slots(run, keys, alpha0, beta0),
         alpha0=alpha0,
         beta0=beta0,
-        gen_key=gen_key,
+        keys=keys,
+        selfplay=run.settings.selfplay,
     )
+    bench.chunk = chunk_fn(bench)
+    return bench
 
 
 def evaluations(bench: Bench, chunks: int, full_moves: int) -> int:
@@ -207,7 +194,7 @@ def play(bench: Bench, chunks: int) -> pipeline.ChunkLoop:
         bench.collector,
         target=2**62,
         generation=bench.generation,
-        key_of=lambda i: distributed.process_key(jax.random.fold_in(bench.gen_key, 100 + first + i)),
+        key_of=lambda i: bench.keys.chunk(first + i),
         alpha_empty=bench.alpha0,
         beta_empty=bench.beta0,
         max_chunks=chunks,
@@ -329,7 +316,7 @@ class SearchHarness:
                 s_cfg, num_simulations=fast, max_num_considered_actions=min(s_cfg.max_num_considered_actions, fast)
             )
             self.parts = [(sp.full_search_prob, s_cfg), (1.0 - sp.full_search_prob, cheap)]
-        agent, rules, batch = pipeline.selfplay_agent(bench.config), bench.rules, self.batch
+        agent, rules, batch = bench.selfplay.agent, bench.rules, self.batch
         network = evaluator or bench.evaluator
         self._misses: list[int] = []  # positions missing from the table, as the checked replays report them
         evaluator = replay_evaluator(input_key) if self.replay else network
@@ -585,9 +572,7 @@ class OutsideHarness:
 
     def __init__(self, bench: Bench):
         self.bench = bench
-        self.chunk = _chunk_fn(
-            bench.config, bench.rules, bench.evaluator, bench.search_config, bench.selfplay_config, free_search
-        )
+        self.chunk = chunk_fn(bench, run_search=free_search)
         jax.block_until_ready(self.chunk(*bench.chunk_args()))
 
     def seconds(self, chunks: int) -> float:
@@ -609,8 +594,8 @@ def _write_generation(bench: Bench, directory: str, index: int) -> tuple[float, 
     replay.ReplayBuffer(os.path.join(directory, "replay"), bench.rules.size).write_generation(index, rows)
     t_replay = time.perf_counter() - t
     t = time.perf_counter()
-    limit = int(bench.config.selfplay.sgf_games_per_generation)
-    pipeline._write_sgfs(bench.rules, bench.games, os.path.join(directory, "sgf"), index, limit)
+    limit = bench.selfplay.sgf_games_per_generation
+    run_selfplay.write_sgfs(bench.rules, bench.games, os.path.join(directory, "sgf"), index, limit)
     t_sgf = time.perf_counter() - t
     bench.rows, bench.games = [], []
     return t_replay, t_sgf, rows.num_rows

@@ -4,9 +4,10 @@ step and in blocks of steps, against the same steps' compute alone.
     python benchmarks/training.py --config=configs/go7_gpu.py [--config.<field>=<value> ...]
         [--steps 256] [--rounds 3] [--block 32] [--rows 65536] [--json PATH]
 
-It builds what the pipeline builds for training (``pipeline._build``: the
-network of the config's schedule at generation 0, its optimizer and train
-step, the weight average if the config has one) and a window of
+It builds what the pipeline builds for training (``run_setup.setup`` and
+``RunSetup.build``, the run's own: the network of the config's schedule at
+generation 0, its optimizer and train step, the weight average if the
+config has one) and a window of
 ``--rows`` random rows with the targets the config trains (ownership,
 opponent replies), loaded as the pipeline loads one (``ReplayBuffer``).
 Then it alternates ``--rounds`` rounds of ``--steps`` steps each of
@@ -41,7 +42,7 @@ import jax
 import numpy as np
 
 from saijax import config as config_lib
-from saijax import features, go, pipeline, replay, training
+from saijax import features, replay, run_setup, training
 
 
 def random_rows(config, count: int, seed: int = 0) -> replay.TrainingRows:
@@ -97,16 +98,13 @@ class FixedBatch:
 
 def build(config, rows: int, workdir: str) -> dict[str, Any]:
     """The pipeline's train step, a fresh state and a loaded window."""
-    spec = training.network_spec(config, 0)
-    rules = go.GoRules(int(config.board_size), config_lib.effective_max_moves(config))
-    built = pipeline._build(spec, config, rules, training.make_mesh())
-    ema = float(config.training.get("ema_decay", 0.0) or 0.0) > 0
-    state = training.create_train_state(built.net, built.optimizer, jax.random.key(0), ema=ema)
+    run = run_setup.setup(config)
+    built = run.build(run.settings.network_spec(0))
+    state = training.create_train_state(built.net, built.optimizer, jax.random.key(0), ema=run.settings.training.ema)
     buffer = replay.ReplayBuffer(workdir, int(config.board_size))
     buffer.write_generation(0, random_rows(config, rows))
     buffer.load_window(0, 1)
-    value_head = config.network.value_head
-    sampler = buffer.sampler(int(config.training.batch_size), value_head)
+    sampler = buffer.sampler(run.settings.training.batch_size, run.settings.network.value_head)
     return dict(built=built, state=state, sampler=sampler, fixed=FixedBatch(sampler(jax.random.key(1))))
 
 

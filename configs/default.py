@@ -16,6 +16,8 @@ search.num_simulations / network.blocks, network.filters throughout".
 
 import ml_collections
 
+from saijax import search
+
 
 def get_config() -> ml_collections.ConfigDict:
     """The 9×9 paper-like run."""
@@ -79,7 +81,8 @@ def get_config() -> ml_collections.ConfigDict:
     # Training is float32 either way.
     config.precision = "float32"
 
-    # --- Search (docs/design.md §4, §5).
+    # --- Search (docs/design.md §4, §5). A field set from search.SearchConfig
+    # or search.Agent takes that class's default, declared there once.
     config.search = ml_collections.ConfigDict()
     # 'puct' (mctx.muzero_policy, the papers' engine) or 'gumbel'
     # (mctx.gumbel_muzero_policy, better at low simulation counts).
@@ -87,35 +90,37 @@ def get_config() -> ml_collections.ConfigDict:
     # Simulations per move when schedules.visits is empty.
     config.search.num_simulations = 100
     # Gumbel only: actions sampled at the root (mctx's m).
-    config.search.max_num_considered_actions = 16
-    config.search.gumbel_scale = 1.0  # Gumbel only: noise scale at the root.
-    config.search.c_puct = 0.8  # PUCT exploration constant (SAI's engine).
+    config.search.max_num_considered_actions = search.SearchConfig.max_num_considered_actions
+    # Gumbel only: noise scale at the root.
+    config.search.gumbel_scale = search.SearchConfig.gumbel_scale
+    # PUCT exploration constant (SAI's engine).
+    config.search.c_puct = search.SearchConfig.c_puct
     # Root Dirichlet α for PUCT self-play; 0.0 means 0.03·361/N² (0.134 on
     # 9×9, SAI's engine).
-    config.search.dirichlet_alpha = 0.0
+    config.search.dirichlet_alpha = search.SearchConfig.dirichlet_alpha
     # Weight ε of the root Dirichlet noise in PUCT self-play; 0 disables.
     config.search.dirichlet_fraction = 0.25
     # The λ/μ agent (docs/design.md §4), 1 >= λ >= μ >= 0. Self-play used small
     # values; λ = μ = 0 is the plain win-probability agent, saijax's default
     # everywhere (players too: saijax.player_cli; SAI's engine defaulted to
     # λ = 0.5 for matches).
-    config.search.lambda_ = 0.0  # λ, upper end of the bonus interval.
-    config.search.mu = 0.0  # μ, lower end.
+    config.search.lambda_ = search.Agent.lambda_  # λ, upper end of the bonus interval.
+    config.search.mu = search.Agent.mu  # μ, lower end.
     # Variable agent: (λ, μ) apply only while the root's win probability
     # τ(k) is at least this; below it the agent falls back to (0, 0). 0:
     # always, the players' default too. It only matters when λ > 0, and a
     # run that asks for λ > 0 sets it (SAI's papers tried 0.5 and 0.7).
-    config.search.threshold = 0.0
+    config.search.threshold = search.Agent.threshold
     # β of a terminal leaf (two passes), whose α is the exact board margin.
-    config.search.beta_terminal = 10.0
+    config.search.beta_terminal = search.SearchConfig.beta_terminal
     # PUCT first-play urgency (Leela Zero/SAI): an unvisited child is valued
     # at the parent's win rate minus fpu_reduction·sqrt(visited prior mass).
-    config.search.fpu_reduction = 0.25
+    config.search.fpu_reduction = search.SearchConfig.fpu_reduction
     # The FPU reduction at a self-play root with Dirichlet noise: SAI's and
     # Leela Zero's engines use 0 there (the noise is there to explore); with
     # fpu_reduction instead, a few PUCT simulations all go to the prior's
     # favourite and self-play sharpens whatever the net prefers.
-    config.search.noisy_root_fpu_reduction = 0.0
+    config.search.noisy_root_fpu_reduction = search.SearchConfig.noisy_root_fpu_reduction
     # PUCT only: at a node whose last move was a pass, the answering pass's
     # prior is raised by this (SAI's engine, 0.2 since 2019), so a search
     # that tries a first pass soon sees the answer that ends the game; 0 is
@@ -134,13 +139,13 @@ def get_config() -> ml_collections.ConfigDict:
     config.search.root_pass_rule = "leela"
     # How leaves are valued: 'sigmoid' (λ/μ value from α, β; sai and winrate
     # heads) or 'score' (LZS: expected margin / N²; score head).
-    config.search.value_mode = "sigmoid"
+    config.search.value_mode = search.SearchConfig.value_mode
     # How a simulation finds the ancestors of the node it expands (superko,
     # backward pass): 'parents' (a loop up the tree: least work, the CPU's
     # choice), 'path' (the descent's record, no loop: for a GPU or TPU, where
     # a loop iteration costs launches and a wait) or 'auto' (by the backend).
     # The games are the same either way (docs/design.md §5).
-    config.search.walk = "auto"
+    config.search.walk = search.SearchConfig.walk
 
     # --- Self-play (docs/design.md §6).
     config.selfplay = ml_collections.ConfigDict()

@@ -1,7 +1,7 @@
 """The 7×7 self-play ablation: variants of a config compared at equal self-play evaluations.
 
     python -m experiments.run --config=experiments/configs/ablation.py  # the shipped round robin (--config.play=True)
-    python experiments/ablation.py --arms base=runs/base,noise=runs/noise --outdir=/tmp/ablation
+    ablation.run(ablation.Settings(arms=("base=runs/base", "noise=runs/noise"), outdir="/tmp/ablation"))
 
 Each arm is a run of ``python -m saijax.train`` with one set of switches, all
 trained for about the same number of self-play network evaluations (the
@@ -11,7 +11,7 @@ trained for about the same number of self-play network evaluations (the
     python -m saijax.train --config=configs/go7_base.py --workdir=runs/noise \\
         --config.generations=36 --config.selfplay.noise_moves=8
 
-For every arm given with ``--arms NAME=WORKDIR`` (or ``NAME=WORKDIR@G``: the
+For every arm of ``arms``, ``NAME=WORKDIR`` (or ``NAME=WORKDIR@G``: the
 run's first generations up to G and its kept checkpoint G, e.g. the first
 10 M evaluations of a longer run) this script
 
@@ -23,38 +23,39 @@ run's first generations up to G and its kept checkpoint G, e.g. the first
   later arm can be rated against it without the workdir.
 
 Then every net in ``<outdir>/nets/`` (this run's arms and earlier ones)
-plays every other net ``--games`` games (``--games=0`` plays nothing and
+plays every other net ``games`` games (``games=0`` plays nothing and
 rates the arms from the games already played, so an arm can be added in
 one session and rated in the next): deterministic search by default
-(the player flags: ``--visits``, ``--gumbel_scale`` 0), colours alternating,
-komi ``--komi`` (9.5: 7×7's fair komi is 9, so a perfect game is a White
-win), the first ``--opening_moves`` moves of each game pair random, so
+(the player fields: ``visits``, ``gumbel_scale`` 0), colours alternating,
+komi ``komi`` (9.5: 7×7's fair komi is 9, so a perfect game is a White
+win), the first ``opening_moves`` moves of each game pair random, so
 that deterministic players still play different games. The pairings resume
 (``games.csv``); the Elo fit (:func:`saijax.elo.fit_elo`, anchored at
-``--anchor``, default the first arm; no first-move term, since colours
+``anchor``, default the first arm; no first-move term, since colours
 alternate in every pairing) goes to ``elo.csv``.
 
 Outputs: ``pairings.csv`` (head to head: each pairing's games, the first
 arm's wins and rate, the two-sided exact binomial p against ½, Holm's and
 BH's corrections over all pairings), ``arms.csv`` (one row per arm:
 evaluations, minutes, generations,
-α_∅, β_∅ and score error averaged over the last ``--last`` generations, the
+α_∅, β_∅ and score error averaged over the last ``last`` generations, the
 first generation from which the first move stays D4, Elo with its 95%
 interval), ``curves.csv``, ``games.csv``, ``elo.csv`` and ``ablation.png``
 (α_∅, β_∅ and score error against evaluations, one line per arm).
-``--plot_only`` redraws the figure from the tables.
+``plot_only`` redraws the figure from the tables.
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import math
 import os
 import statistics
-import sys
+from collections.abc import Sequence
 
 from experiments import common, matches
-from saijax import checkpoints, elo, player_cli, results, stats, zoo
+from experiments.common import setting
+from saijax import elo, player_cli, results, stats, zoo
 
 CURVE_KEYS = (
     "alpha_empty",
@@ -75,8 +76,23 @@ CURVE_KEYS = (
 )
 
 
-def parse_arms(text: str) -> list[tuple[str, str, int | None]]:
-    """``"NAME=WORKDIR[@GENERATION],..."`` as (name, workdir, generation) triples.
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """The settings (the module docstring)."""
+
+    games: int = setting(20, "games per pairing of arms")
+    visits: int = 64
+    arms: tuple[str, ...] = setting((), "NAME=WORKDIR[@G] of each run to add (its curve and final net)")
+    last: int = setting(10, "α_∅, β_∅ and score error averaged over the last k generations")
+    anchor: str = setting("", "the arm rated 0 (default: the first arm of curves.csv)")
+    komi: float = setting(9.5, "the pairings' komi (7×7's fair komi is 9)")
+    opening_moves: int = 4
+    restart: bool = setting(False, "replay every pairing (default: resume games.csv)")
+    plot_only: bool = setting(False, "redraw ablation.png from outdir's tables")
+
+
+def parse_arms(text: str | Sequence[str]) -> list[tuple[str, str, int | None]]:
+    """``"NAME=WORKDIR[@GENERATION],..."`` (or a sequence of those) as (name, workdir, generation) triples.
 
     Every arm needs a name. ``@G`` takes the run up to generation G (its
     curve and its checkpoint G, which must be kept), e.g. the first 36
@@ -86,12 +102,12 @@ def parse_arms(text: str) -> list[tuple[str, str, int | None]]:
     arms = []
     for name, spec in common.parse_nets(text):
         if not name:
-            raise ValueError(f"--arms: give each arm as NAME=WORKDIR, got {spec!r}")
+            raise ValueError(f"arms: give each arm as NAME=WORKDIR, got {spec!r}")
         workdir, at, generation = spec.rpartition("@") if "@" in spec else (spec, "", "")
         if at and not generation.isdigit():
-            raise ValueError(f"--arms: arm {name!r}: the generation after '@' must be an int >= 0, got {generation!r}")
+            raise ValueError(f"arms: arm {name!r}: the generation after '@' must be an int >= 0, got {generation!r}")
         if not os.path.isdir(workdir):
-            raise FileNotFoundError(f"--arms: arm {name!r}: no workdir {workdir}")
+            raise FileNotFoundError(f"arms: arm {name!r}: no workdir {workdir}")
         arms.append((name, workdir, int(generation) if at else None))
     return arms
 
@@ -181,11 +197,11 @@ def merge_curves(path: str, new: list[dict]) -> list[dict]:
     return kept + new
 
 
-def play_round_robin(nets: dict, args) -> list[results.GameResult]:
-    """Every pair of nets, ``args.games`` games each, resuming ``games.csv``."""
+def play_round_robin(nets: dict, settings: Settings) -> list[results.GameResult]:
+    """Every pair of nets, ``settings.games`` games each, resuming ``games.csv``."""
     names = sorted(nets)
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
-    return matches.play_pairings(nets, pairs, args)
+    return matches.play_pairings(nets, pairs, settings)
 
 
 def pairing_rows(games: list[results.GameResult]) -> list[dict]:
@@ -241,37 +257,42 @@ def plot(curves: list[dict], arms: list[dict], path: str) -> str:
     return common.save_figure(fig, path)
 
 
-def run(args) -> None:
-    nets_dir = os.path.join(args.outdir, "nets")
-    curves_path = os.path.join(args.outdir, "curves.csv")
+def run(settings: Settings) -> None:
+    """Adds the arms, plays the round robin and writes the tables and the PNG (with ``plot_only``: redraws the
+    PNG from ``outdir``'s tables)."""
+    if settings.plot_only:
+        replot(settings)
+        return
+    nets_dir = os.path.join(settings.outdir, "nets")
+    curves_path = os.path.join(settings.outdir, "curves.csv")
     new_curves = []
-    for name, workdir, generation in parse_arms(args.arms):
+    for name, workdir, generation in parse_arms(settings.arms):
         new_curves += learning_curve(name, workdir, generation)
         entry = export_arm(name, workdir, nets_dir, generation)
         alpha, beta = entry.alpha_empty, entry.beta_empty
         print(f"{name}: generation {entry.generation} exported (α_∅ {alpha:+.2f}, β_∅ {beta:.3f})")
     curves = merge_curves(curves_path, new_curves)
     if not curves:
-        raise ValueError("no arms: give --arms NAME=WORKDIR,... (or run once with them)")
+        raise ValueError("no arms: give arms NAME=WORKDIR,... (or run once with them)")
     common.write_csv(curves_path, curves, digits=4)
     fit = None
     names = sorted(zoo.entries(nets_dir)) if os.path.isdir(nets_dir) else []
-    games_csv = common.games_path(args.outdir)
-    if args.anchor and len(names) >= 2 and args.anchor not in names:
-        raise ValueError(f"--anchor {args.anchor!r} is not an arm; arms: {', '.join(names)}")
-    if args.games > 0 and len(names) >= 2:
-        nets = load_arms(nets_dir, common.player_options(args))
-        games = play_round_robin(nets, args)
+    games_csv = common.games_path(settings.outdir)
+    if settings.anchor and len(names) >= 2 and settings.anchor not in names:
+        raise ValueError(f"anchor {settings.anchor!r} is not an arm; arms: {', '.join(names)}")
+    if settings.games > 0 and len(names) >= 2:
+        nets = load_arms(nets_dir, settings.player_options())
+        games = play_round_robin(nets, settings)
     else:
-        # --games=0 plays nothing: the ratings come from the games already
+        # games=0 plays nothing: the ratings come from the games already
         # played (an arm added without games is listed unrated until a
         # later run plays its pairings).
         games = results.read_results(games_csv) if os.path.exists(games_csv) else []
     rated = sorted({p for g in games for p in (g.black, g.white)} & set(names))
     if len(rated) >= 2:
-        anchor = args.anchor or curves[0]["arm"]
+        anchor = settings.anchor or curves[0]["arm"]
         if anchor not in rated:
-            raise ValueError(f"--anchor {anchor!r} is not a rated arm; rated arms: {', '.join(rated)}")
+            raise ValueError(f"anchor {anchor!r} is not a rated arm; rated arms: {', '.join(rated)}")
         games = [g for g in games if g.black in rated and g.white in rated]
         # Colours alternate within every pairing, so Black's advantage cancels
         # out of the ratings; not fitting it keeps small tables estimable.
@@ -280,12 +301,12 @@ def run(args) -> None:
             {"arm": n, "elo": fit.ratings[n], "elo_lo": fit.ci[n][0], "elo_hi": fit.ci[n][1], "games": fit.n_games[n]}
             for n in rated
         ]
-        common.write_csv(os.path.join(args.outdir, "elo.csv"), rows, digits=1)
-        common.write_csv(os.path.join(args.outdir, "pairings.csv"), pairing_rows(games), digits=4)
+        common.write_csv(os.path.join(settings.outdir, "elo.csv"), rows, digits=1)
+        common.write_csv(os.path.join(settings.outdir, "pairings.csv"), pairing_rows(games), digits=4)
         print(elo.format_table(fit))
-    arms = arm_rows(curves, args.last, fit)
-    common.write_csv(os.path.join(args.outdir, "arms.csv"), arms, digits=4)
-    plot(curves, arms, os.path.join(args.outdir, "ablation.png"))
+    arms = arm_rows(curves, settings.last, fit)
+    common.write_csv(os.path.join(settings.outdir, "arms.csv"), arms, digits=4)
+    plot(curves, arms, os.path.join(settings.outdir, "ablation.png"))
     header = ["arm", "evals (M)", "min", "α_∅", "β_∅", "score err", "late err", "late β", "D4 from", "Elo"]
     print(
         common.markdown_table(
@@ -309,29 +330,7 @@ def run(args) -> None:
     )
 
 
-def replot(args) -> None:
-    curves = common.read_csv(os.path.join(args.outdir, "curves.csv"))
-    arms = common.read_csv(os.path.join(args.outdir, "arms.csv"))
-    plot(curves, arms, os.path.join(args.outdir, "ablation.png"))
-
-
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, games=20, games_help="games per pairing of arms", visits=64, komi=9.5,
-                           opening_moves=4, restart="pairing", plot_only="redraw ablation.png from --outdir's tables",
-                           helps={"komi": "the pairings' komi (7×7's fair komi is 9)"})  # fmt: skip
-    p.add_argument("--arms", default="", help="NAME=WORKDIR,... runs to add (their curves and final nets)")
-    p.add_argument("--last", type=int, default=10, help="α_∅, β_∅ and score error averaged over the last k generations")
-    p.add_argument("--anchor", default="", help="the arm rated 0 (default: the first arm of curves.csv)")
-    return p.parse_args(argv)
-
-
-def main(argv=None, *, exit_on_error: bool = False) -> int:
-    args = parse_args(argv)
-    errors = (*common.ERRORS, checkpoints.CheckpointError)
-    return common.run_main(
-        __file__, lambda: replot(args) if args.plot_only else run(args), exit_on_error=exit_on_error, errors=errors
-    )
-
-
-if __name__ == "__main__":
-    sys.exit(main(exit_on_error=True))
+def replot(settings: Settings) -> None:
+    curves = common.read_csv(os.path.join(settings.outdir, "curves.csv"))
+    arms = common.read_csv(os.path.join(settings.outdir, "arms.csv"))
+    plot(curves, arms, os.path.join(settings.outdir, "ablation.png"))

@@ -1,8 +1,8 @@
 """Equal-compute baselines: SAI vs Leela Zero Score vs AlphaZero, and SAI without branching.
 
     python -m experiments.run --config=experiments/configs/baselines.py  # the shipped run (--config.play=True)
-    python experiments/baselines.py --root=runs/baselines --outdir=/tmp/baselines
-    python experiments/baselines.py --stages=plot --outdir=experiments/results/baselines/main   # redraw
+    baselines.run(baselines.Settings(root="runs/baselines", outdir="/tmp/baselines"))
+    baselines.run(baselines.Settings(stages=("plot",), outdir="experiments/results/baselines/main"))  # redraw
 
 Seed 004 ([LZS], docs/design.md) reports that a net trained to maximise its
 score converges to a much weaker player than SAI; the SAI papers argue that
@@ -25,33 +25,33 @@ window and optimiser; each changes only what it is about:
   (by default one seed: on 5×5 at komi 24.5 the gate seldom passes, see
   that config).
 
-Stages (``--stages``, default all, in this order):
+Stages (``stages``, default all, in this order):
 
 * ``train``: ``python -m saijax.train`` for every arm and seed into
   ``<root>/<arm>_s<seed>`` (a killed run resumes where it stopped), with
-  ``--generations`` and a checkpoint kept every ``--every`` generations.
+  ``generations`` and a checkpoint kept every ``every`` generations.
 * ``curves``: per run and generation, the self-play compute (network
   evaluations: every self-play search's simulations plus its root, summed;
   the ``selfplay_evaluations`` metric), wall time, α_∅ and β_∅, from each
   run's ``metrics.jsonl`` -> ``curves.csv``.
 * ``elo``: one Elo scale for all arms. Nets: every kept generation (a
-  multiple of ``--every``, and the last) of every run, and the random net
-  (Elo 0). Pairings: each net against the next ``--neighbours`` nets of its
+  multiple of ``every``, and the last) of every run, and the random net
+  (Elo 0). Pairings: each net against the next ``neighbours`` nets of its
   own run; each net against the net of every other arm (same seed) whose
   compute is nearest its own; the random net against each run's first
-  ``--random_pairings`` nets. ``--games`` lockstep games per pairing, colours
-  alternating, komi ``--komi``, ``--opening_moves`` random opening moves per
-  game pair, ``--visits`` simulations, λ = μ = 0. One fit with
+  ``random_pairings`` nets. ``games`` lockstep games per pairing, colours
+  alternating, komi ``komi``, ``opening_moves`` random opening moves per
+  game pair, ``visits`` simulations, λ = μ = 0. One fit with
   :func:`saijax.elo.fit_elo` -> ``elo_games.csv``, ``elo.csv``.
-* ``gnugo``: each run's last net against GNU Go (``--level``, never
-  resigning, played out, Tromp–Taylor), as Black at ``--komi`` and as White
-  at ``--gnugo_white_komi`` (default ``--komi``), ``--gnugo_games`` games
+* ``gnugo``: each run's last net against GNU Go (``level``, never
+  resigning, played out, Tromp–Taylor), as Black at ``komi`` and as White
+  at ``gnugo_white_komi`` (default ``komi``), ``gnugo_games`` games
   each -> ``gnugo_games.csv``, ``gnugo.csv``. On 5×5 at komi 24.5 the net
   wins as Black only by taking the whole board (perfect play), and as White
   when GNU Go does not; a White komi of 25.5 or more would be a sure win.
 * ``calibration``: the last net of every SAI and NoBranch run plays
-  ``--calibration_games`` games against itself, played out at ``--komi``
-  (``--opening_moves`` random moves first). At every move, the error of the
+  ``calibration_games`` games against itself, played out at ``komi``
+  (``opening_moves`` random moves first). At every move, the error of the
   net's predicted final margin, |α + k − final margin| for the player to
   move (k its signed komi), and its β -> ``calibration_moves.csv`` (one row
   per move) and ``calibration.csv`` (mean error and β by move-number bin).
@@ -81,6 +81,7 @@ import time
 import numpy as np
 
 from experiments import common, matches
+from experiments.common import setting
 from saijax import arena, elo, gtp_match, match, player_cli, players, results, sgf, sigmoid, stats
 
 read_csv, write_csv = common.read_csv, common.write_csv
@@ -117,12 +118,65 @@ class Run:
         return f"{self.arm}_s{self.seed}"
 
 
-def runs(args) -> list[Run]:
-    """The runs of ``--arms`` (each with ``--seeds``, or its own ``ARM@s1@s2`` seeds), in that order."""
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """The settings (the module docstring); ``stages`` say which parts run."""
+
+    games: int = setting(20, "games per Elo pairing")
+    visits: int = 32
+    board_size: int | None = setting(None, "the runs' board size (default: the checkpoints')")
+    root: str = setting("runs/baselines", "the runs' parent directory (<root>/<arm>_s<seed>)")
+    stages: tuple[str, ...] = setting(STAGES, f"of {', '.join(STAGES)}")
+    arms: tuple[str, ...] = setting(
+        ("SAI", "NoBranch", "AlphaZero", "LZS", "LZS-nogate@0"),
+        f"of {', '.join(ARMS)}; ARM@0@2 runs that arm with seeds 0 and 2 only",
+    )
+    seeds: tuple[int, ...] = setting((0, 1), "training seeds")
+    generations: int = setting(30, "generations per run")
+    every: int = setting(3, "rate (and keep) every k-th generation")
+    neighbours: int = 2
+    random_pairings: int = 2
+    komi: float = setting(24.5, "Black's komi (5×5: perfect play is B+25)")
+    opening_moves: int = 2
+    level: int = 10
+    gnugo_games: int = setting(10, "GNU Go games per net and colour")
+    gnugo_visits: int = setting(64, "the net's visits against GNU Go")
+    gnugo_white_komi: float | None = setting(None, "Black's komi when the net is White (default: komi)")
+    calibration_games: int = setting(64, "self-play games per SAI/NoBranch net")
+    late_move: int = setting(12, "β is compared on moves from this one on")
+    fresh: bool = setting(
+        False, "replay everything (default: keep the Elo pairings, GNU Go games and calibration nets already played)"
+    )
+
+    def check(self) -> None:
+        super().check()
+        for s in self.stages:
+            if s not in STAGES:
+                raise self.error("stages", f"unknown stage {s!r} (of {', '.join(STAGES)})")
+        for entry in self.arms:
+            arm, *seeds = entry.split("@")
+            if arm not in ARMS:
+                raise self.error("arms", f"unknown arm {arm!r} (of {', '.join(ARMS)})")
+            if not all(x.isdecimal() for x in seeds):
+                raise self.error("arms", f"{entry!r}: seeds after @ must be integers")
+        if self.every < 1:
+            raise self.error("every", "needs an int >= 1")
+
+    def arm_seeds(self) -> dict[str, list[int]]:
+        """arm -> its training seeds (its own ``ARM@s1@s2`` ones, else ``seeds``), in the order of ``arms``."""
+        out = {}
+        for entry in self.arms:
+            arm, *seeds = entry.split("@")
+            out[arm] = [int(x) for x in seeds] if seeds else list(self.seeds)
+        return out
+
+
+def runs(settings: Settings) -> list[Run]:
+    """The runs of ``arms`` (each with ``seeds``, or its own ``ARM@s1@s2`` seeds), in that order."""
     return [
-        Run(arm, seed, os.path.join(args.root, f"{arm}_s{seed}"))
-        for arm in args.arms
-        for seed in args.arm_seeds.get(arm, args.seeds)
+        Run(arm, seed, os.path.join(settings.root, f"{arm}_s{seed}"))
+        for arm, seeds in settings.arm_seeds().items()
+        for seed in seeds
     ]
 
 
@@ -130,9 +184,9 @@ def runs(args) -> list[Run]:
 # Training.
 
 
-def train(args) -> None:
+def train(settings: Settings) -> None:
     """Trains (or resumes) every arm and seed, one after the other."""
-    for run in runs(args):
+    for run in runs(settings):
         os.makedirs(run.workdir, exist_ok=True)
         cmd = [
             sys.executable,
@@ -141,8 +195,8 @@ def train(args) -> None:
             f"--config={os.path.join(REPO, ARMS[run.arm])}",
             f"--workdir={run.workdir}",
             f"--config.seed={run.seed}",
-            f"--config.generations={args.generations}",
-            f"--config.keep_checkpoint_every={args.every}",
+            f"--config.generations={settings.generations}",
+            f"--config.keep_checkpoint_every={settings.every}",
             "--noprogress",
         ]
         t0 = time.time()
@@ -160,13 +214,13 @@ def train(args) -> None:
 def read_metrics(workdir: str) -> dict[int, dict]:
     """generation -> the last ``metrics.jsonl`` line of that generation; an error if the run has none."""
     if not os.path.exists(os.path.join(workdir, "metrics.jsonl")):
-        raise FileNotFoundError(f"{workdir} has no metrics.jsonl (train it first: --stages=train)")
+        raise FileNotFoundError(f"{workdir} has no metrics.jsonl (train it first: the train stage)")
     return common.read_metrics(workdir)
 
 
-def curves(args) -> list[dict]:
+def curves(settings: Settings) -> list[dict]:
     rows = []
-    for run in runs(args):
+    for run in runs(settings):
         metrics = read_metrics(run.workdir)
         with open(os.path.join(run.workdir, "config.json"), encoding="utf-8") as f:
             gate_games = json.load(f)["gating"]["games"]
@@ -193,7 +247,7 @@ def curves(args) -> list[dict]:
                     "black_winrate": m.get("black_winrate", ""),
                 }
             )
-    write_csv(os.path.join(args.outdir, "curves.csv"), rows)
+    write_csv(os.path.join(settings.outdir, "curves.csv"), rows)
     return rows
 
 
@@ -209,10 +263,11 @@ def kept_generations(workdir: str, every: int) -> list[int]:
     return sorted({g for g in gens if g % every == 0} | {gens[-1]})
 
 
-def _player(args, checkpoint: str, name: str, visits: int) -> players.Player:
-    """A checkpoint's net with the player flags, at ``visits`` simulations."""
-    options = common.player_options(args, visits=visits)
-    return common.load_nets([(name, checkpoint)], board_size=args.board_size, options=options, seed=args.seed)[0]
+def _player(settings: Settings, checkpoint: str, name: str, visits: int) -> players.Player:
+    """A checkpoint's net with the player fields, at ``visits`` simulations."""
+    options = settings.player_options(visits=visits)
+    nets = [(name, checkpoint)]
+    return common.load_nets(nets, board_size=settings.board_size, options=options, seed=settings.seed)[0]
 
 
 def elo_pairings(nets: list[dict], neighbours: int, random_pairings: int) -> list[tuple[str, str]]:
@@ -244,17 +299,17 @@ def elo_pairings(nets: list[dict], neighbours: int, random_pairings: int) -> lis
     return pairs
 
 
-def rated_nets(args) -> list[dict]:
+def rated_nets(settings: Settings) -> list[dict]:
     """The nets of the Elo graph: run, arm, seed, generation, name, compute, checkpoint."""
     compute = {}
-    for row in read_csv(os.path.join(args.outdir, "curves.csv")):
+    for row in read_csv(os.path.join(settings.outdir, "curves.csv")):
         compute[(row["arm"], int(row["seed"]), int(row["generation"]))] = row
     nets = []
-    for run in runs(args):
-        for g in kept_generations(run.workdir, args.every):
+    for run in runs(settings):
+        for g in kept_generations(run.workdir, settings.every):
             c = compute.get((run.arm, run.seed, g))
             if c is None:
-                raise ValueError(f"{run.workdir}: checkpoint {g} has no metrics line (rerun --stages=curves)")
+                raise ValueError(f"{run.workdir}: checkpoint {g} has no metrics line (rerun the curves stage)")
             nets.append(
                 {
                     "run": run.label,
@@ -270,13 +325,13 @@ def rated_nets(args) -> list[dict]:
     return nets
 
 
-def rate(args) -> list[dict]:
-    nets = rated_nets(args)
-    pool = {n["name"]: _player(args, n["checkpoint"], n["name"], args.visits) for n in nets}
+def rate(settings: Settings) -> list[dict]:
+    nets = rated_nets(settings)
+    pool = {n["name"]: _player(settings, n["checkpoint"], n["name"], settings.visits) for n in nets}
     spec = next(iter(pool.values())).net.spec
-    shape = common.player_options(args, blocks=spec.blocks, filters=spec.filters, value_head="sai")
-    pool["random"] = common.load_nets("random", board_size=spec.board_size, options=shape, seed=args.seed)[0]
-    pairs = elo_pairings(nets, args.neighbours, args.random_pairings)
+    shape = settings.player_options(blocks=spec.blocks, filters=spec.filters, value_head="sai")
+    pool["random"] = common.load_nets("random", board_size=spec.board_size, options=shape, seed=settings.seed)[0]
+    pairs = elo_pairings(nets, settings.neighbours, settings.random_pairings)
     wanted = {frozenset(p) for p in pairs}
     t0 = time.time()
 
@@ -284,16 +339,16 @@ def rate(args) -> list[dict]:
         k, (a, b) = cell
         if k % 20 == 0:
             print(f"elo: pairing {k + 1}/{len(pairs)} ({time.time() - t0:.0f}s)", flush=True)
-        return arena.play_match(pool[a], pool[b], matches.pairing_settings(args, k, path))
+        return arena.play_match(pool[a], pool[b], matches.pairing_settings(settings, k, path))
 
     table = common.play_cells(
         list(enumerate(pairs)),
         play,
-        path=os.path.join(args.outdir, "elo_games.csv"),
-        games=args.games,
+        path=os.path.join(settings.outdir, "elo_games.csv"),
+        games=settings.games,
         key=lambda cell: frozenset(cell[1]),
         game_key=lambda g: frozenset((g.black, g.white)),
-        resume=not args.fresh,
+        resume=not settings.fresh,
     )
     all_games = [g for g in table if frozenset((g.black, g.white)) in wanted]
     fit = elo.fit_elo(all_games, anchor="random")
@@ -309,7 +364,7 @@ def rate(args) -> list[dict]:
             games=fit.n_games[r["name"]],
         )
     rows[0]["minutes"] = 0
-    write_csv(os.path.join(args.outdir, "elo.csv"), rows)
+    write_csv(os.path.join(settings.outdir, "elo.csv"), rows)
     print(f"elo: {len(all_games)} games, {len(pairs)} pairings in {time.time() - t0:.0f}s")
     return rows
 
@@ -318,31 +373,32 @@ def rate(args) -> list[dict]:
 # GNU Go.
 
 
-def gnugo(args) -> list[dict]:
-    games_path = os.path.join(args.outdir, "gnugo_games.csv")
+def gnugo(settings: Settings) -> list[dict]:
+    games_path = os.path.join(settings.outdir, "gnugo_games.csv")
     played = []
-    if os.path.exists(games_path) and not args.fresh:
+    if os.path.exists(games_path) and not settings.fresh:
         played = results.read_results(games_path)
     elif os.path.exists(games_path):
         os.remove(games_path)
-    argv = player_cli.engine_argv(f"gnugo:{args.level}", never_resign=True)
+    argv = player_cli.engine_argv(f"gnugo:{settings.level}", never_resign=True)
+    white_komi = settings.komi if settings.gnugo_white_komi is None else settings.gnugo_white_komi
     rows = []
-    for run in runs(args):
-        last = kept_generations(run.workdir, args.every)[-1]
+    for run in runs(settings):
+        last = kept_generations(run.workdir, settings.every)[-1]
         player = None
-        for colour, komi in (("black", args.komi), ("white", args.gnugo_white_komi)):
+        for colour, komi in (("black", settings.komi), ("white", white_komi)):
             games = [g for g in played if getattr(g, colour) == run.label and g.komi == komi]
-            if len(games) >= args.gnugo_games:  # resumed: this condition was played
-                games = games[: args.gnugo_games]
+            if len(games) >= settings.gnugo_games:  # resumed: this condition was played
+                games = games[: settings.gnugo_games]
             else:
                 if player is None:
                     checkpoint = os.path.join(run.workdir, "checkpoints", str(last))
-                    player = _player(args, checkpoint, run.label, args.gnugo_visits)
+                    player = _player(settings, checkpoint, run.label, settings.gnugo_visits)
                 settings = match.MatchSettings(
-                    games=args.gnugo_games,
+                    games=settings.gnugo_games,
                     komi=komi,
                     colours="a_black" if colour == "black" else "a_white",
-                    seed=args.seed,
+                    seed=settings.seed,
                     results_path=games_path,
                 )
                 games = gtp_match.play_gtp_match(player, argv, settings, timeout=120.0)
@@ -353,14 +409,14 @@ def gnugo(args) -> list[dict]:
                     "generation": last,
                     "colour": colour,
                     "komi": komi,
-                    "level": args.level,
-                    "visits": args.gnugo_visits,
+                    "level": settings.level,
+                    "visits": settings.gnugo_visits,
                     **matches.colour_record(games, run.label, colour),
                 }
             )
             r = rows[-1]
             print(f"gnugo: {run.label} as {colour} (komi {komi:g}): {r['wins']}/{r['games']}", flush=True)
-    write_csv(os.path.join(args.outdir, "gnugo.csv"), rows)
+    write_csv(os.path.join(settings.outdir, "gnugo.csv"), rows)
     return rows
 
 
@@ -397,25 +453,25 @@ def move_errors(record: sgf.GameRecord, margin_black: float) -> list[dict]:
     return rows
 
 
-def calibration(args) -> list[dict]:
-    moves_path = os.path.join(args.outdir, "calibration_moves.csv")
-    earlier = read_csv(moves_path) if os.path.exists(moves_path) and not args.fresh else []
+def calibration(settings: Settings) -> list[dict]:
+    moves_path = os.path.join(settings.outdir, "calibration_moves.csv")
+    earlier = read_csv(moves_path) if os.path.exists(moves_path) and not settings.fresh else []
     move_rows = []
-    for run in runs(args):
+    for run in runs(settings):
         if run.arm not in ("SAI", "NoBranch"):
             continue
-        last = kept_generations(run.workdir, args.every)[-1]
+        last = kept_generations(run.workdir, settings.every)[-1]
         done = [r for r in earlier if (r["arm"], int(r["seed"]), int(r["generation"])) == (run.arm, run.seed, last)]
         if done:  # resumed: this net was measured
             move_rows += done
             continue
-        player = _player(args, os.path.join(run.workdir, "checkpoints", str(last)), run.label, args.visits)
+        player = _player(settings, os.path.join(run.workdir, "checkpoints", str(last)), run.label, settings.visits)
         with tempfile.TemporaryDirectory() as sgf_dir:
             settings = match.MatchSettings(
-                games=args.calibration_games,
-                komi=args.komi,
-                seed=args.seed + 7,
-                opening_moves=args.opening_moves,
+                games=settings.calibration_games,
+                komi=settings.komi,
+                seed=settings.seed + 7,
+                opening_moves=settings.opening_moves,
                 score_visits=None,
                 sgf_dir=sgf_dir,
             )
@@ -426,10 +482,10 @@ def calibration(args) -> list[dict]:
                     move_rows.append({"arm": run.arm, "seed": run.seed, "generation": last, "game": g.game, **r})
         print(f"calibration: {run.label} gen {last}: {len(games)} games", flush=True)
     if not move_rows:
-        raise ValueError("calibration needs SAI or NoBranch runs (--arms)")
+        raise ValueError("calibration needs SAI or NoBranch runs (arms)")
     write_csv(moves_path, move_rows)
     rows = calibration_table(move_rows)
-    write_csv(os.path.join(args.outdir, "calibration.csv"), rows)
+    write_csv(os.path.join(settings.outdir, "calibration.csv"), rows)
     return rows
 
 
@@ -649,83 +705,23 @@ def format_summary(rows: list[dict]) -> str:
 # ---------------------------------------------------------------------------
 
 
-def parse_args(argv=None):
-    p = common.make_parser(
-        __file__, __doc__, games=20, games_help="games per Elo pairing", visits=32,
-        board_size=common.Default.NONE, every=3, neighbours=2, random_pairings=2, komi=24.5, opening_moves=2, level=10,
-        helps={"board_size": "the runs' board size (default: the checkpoints')",
-               "every": "rate (and keep) every k-th generation", "komi": "Black's komi (5×5: perfect play is B+25)"},
-    )  # fmt: skip
-    p.add_argument("--root", default="runs/baselines", help="the runs' parent directory (<root>/<arm>_s<seed>)")
-    p.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated, of {','.join(STAGES)}")
-    p.add_argument(
-        "--arms",
-        default="SAI,NoBranch,AlphaZero,LZS,LZS-nogate@0",
-        help=f"comma-separated, of {','.join(ARMS)}; ARM@0@2 runs that arm with seeds 0 and 2 only",
-    )
-    p.add_argument("--seeds", default="0,1", help="comma-separated training seeds")
-    p.add_argument("--generations", type=int, default=30, help="generations per run")
-    p.add_argument("--gnugo_games", type=int, default=10, help="GNU Go games per net and colour")
-    p.add_argument("--gnugo_visits", type=int, default=64)
-    p.add_argument("--gnugo_white_komi", type=float, default=None, help="Black's komi when the net is White")
-    p.add_argument("--calibration_games", type=int, default=64, help="self-play games per SAI/NoBranch net")
-    p.add_argument("--late_move", type=int, default=12, help="β is compared on moves from this one on")
-    p.add_argument(
-        "--fresh",
-        action="store_true",
-        help="replay everything (default: keep the Elo pairings, GNU Go games and calibration nets already played)",
-    )
-    args = p.parse_args(argv)
-    args.stages = [s for s in args.stages.split(",") if s]
-    for s in args.stages:
-        if s not in STAGES:
-            p.error(f"--stages: unknown stage {s!r} (of {', '.join(STAGES)})")
-    try:
-        args.seeds = [int(s) for s in args.seeds.split(",") if s]
-    except ValueError:
-        p.error(f"--seeds must be comma-separated integers, got {args.seeds!r}")
-    arms, args.arm_seeds = [], {}
-    for entry in (a for a in args.arms.split(",") if a):
-        arm, *seeds = entry.split("@")
-        if arm not in ARMS:
-            p.error(f"--arms: unknown arm {arm!r} (of {', '.join(ARMS)})")
-        if seeds:
-            if not all(x.isdecimal() for x in seeds):
-                p.error(f"--arms: {entry!r}: seeds after @ must be integers")
-            args.arm_seeds[arm] = [int(x) for x in seeds]
-        arms.append(arm)
-    args.arms = arms
-    if args.gnugo_white_komi is None:
-        args.gnugo_white_komi = args.komi
-    if args.every < 1:
-        p.error(f"--every must be >= 1, got {args.every}")
-    return args
-
-
-def run(args) -> list[dict]:
-    os.makedirs(args.outdir, exist_ok=True)
-    if "train" in args.stages:
-        train(args)
-    if "curves" in args.stages:
-        curves(args)
-    if "elo" in args.stages:
-        rate(args)
-    if "gnugo" in args.stages:
-        gnugo(args)
-    if "calibration" in args.stages:
-        calibration(args)
+def run(settings: Settings) -> list[dict]:
+    """Runs the ``stages`` in order; returns the summary rows (of the ``plot`` stage)."""
+    os.makedirs(settings.outdir, exist_ok=True)
+    if "train" in settings.stages:
+        train(settings)
+    if "curves" in settings.stages:
+        curves(settings)
+    if "elo" in settings.stages:
+        rate(settings)
+    if "gnugo" in settings.stages:
+        gnugo(settings)
+    if "calibration" in settings.stages:
+        calibration(settings)
     rows = []
-    if "plot" in args.stages:
-        rows = summarize(args.outdir, args.late_move)
-        write_csv(os.path.join(args.outdir, "summary.csv"), rows)
+    if "plot" in settings.stages:
+        rows = summarize(settings.outdir, settings.late_move)
+        write_csv(os.path.join(settings.outdir, "summary.csv"), rows)
         print(format_summary(rows))
-        print(f"wrote {plot(args.outdir)}")
+        print(f"wrote {plot(settings.outdir)}")
     return rows
-
-
-def main(argv=None, *, exit_on_error: bool = False) -> int:
-    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(exit_on_error=True))

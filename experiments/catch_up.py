@@ -28,10 +28,11 @@ claim's round robin).
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import os
 
 from experiments import common, matches
+from experiments.common import setting
 from saijax import arena, results, stats
 
 
@@ -48,34 +49,52 @@ def crossing(rows: list[dict]) -> float | None:
     return None
 
 
-def run(args) -> dict:
-    metrics = common.read_metrics(args.workdir)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """The settings (the module docstring)."""
+
+    games: int = setting(200, "games per generation")
+    visits: int = 64
+    workdir: str = setting(help="the run whose kept generations play")
+    reference: str = setting(help="the reference net: a checkpoint or zoo:<name>")
+    generations: tuple[int, ...] = setting((), "kept generations (default: all kept)")
+    zoo_dir: str = ""
+    komi: float = setting(9.5, "the games' komi (7×7's fair komi is 9)")
+    opening_moves: int = 4
+    restart: bool = setting(False, "replay every generation (default: resume games.csv)")
+
+
+def run(settings: Settings) -> dict:
+    """Plays every kept generation against the reference and writes the table and the PNG; returns them."""
+    metrics = common.read_metrics(settings.workdir)
     curve = {r["generation"]: r["evaluations_m"] for r in common.learning_curve(metrics, ())}
-    kept = common.kept_generations(args.workdir)
-    generations = common.parse_list(args.generations, int) if args.generations else kept
+    kept = common.kept_generations(settings.workdir)
+    generations = list(settings.generations) or kept
     missing = [g for g in generations if g not in kept or g not in curve]
     if missing:
-        raise ValueError(f"--generations: {args.workdir} keeps no checkpoint (or metrics) for {missing}; kept: {kept}")
-    options = common.player_options(args)
+        raise ValueError(
+            f"--generations: {settings.workdir} keeps no checkpoint (or metrics) for {missing}; kept: {kept}"
+        )
+    options = settings.player_options()
     (reference,) = common.load_nets(
-        [("reference", args.reference)], board_size=args.board_size, options=options, zoo_dir=args.zoo_dir
+        [("reference", settings.reference)], board_size=settings.board_size, options=options, zoo_dir=settings.zoo_dir
     )
-    path = common.games_path(args.outdir)
+    path = common.games_path(settings.outdir)
     nets = {g: f"gen{g}" for g in generations}
 
     def play(g, results_path):
-        spec = os.path.join(args.workdir, "checkpoints", str(g))
-        (player,) = common.load_nets([(nets[g], spec)], board_size=args.board_size, options=options)
-        return arena.play_match(player, reference, matches.pairing_settings(args, g, results_path))
+        spec = os.path.join(settings.workdir, "checkpoints", str(g))
+        (player,) = common.load_nets([(nets[g], spec)], board_size=settings.board_size, options=options)
+        return arena.play_match(player, reference, matches.pairing_settings(settings, g, results_path))
 
     games = common.play_cells(
         generations,
         play,
         path=path,
-        games=args.games,
+        games=settings.games,
         key=lambda g: g,
         game_key=lambda game: int((game.black if game.black != "reference" else game.white)[3:]),
-        resume=not args.restart,
+        resume=not settings.restart,
     )
     rows = []
     for g in generations:
@@ -96,8 +115,8 @@ def run(args) -> dict:
             }
         )
         print(f"generation {g} ({curve[g]:.2f} M evaluations): {wins:g}/{overall.games} against the reference")
-    common.write_csv(os.path.join(args.outdir, "summary.csv"), rows, digits=4)
-    plot(rows, os.path.join(args.outdir, "catch_up.png"))
+    common.write_csv(os.path.join(settings.outdir, "summary.csv"), rows, digits=4)
+    plot(rows, os.path.join(settings.outdir, "catch_up.png"))
     at = crossing(rows)
     print("never reaches ½ of the games" if at is None else f"reaches ½ at about {at:.2f} M evaluations")
     return {"rows": rows, "crossing": at}
@@ -118,18 +137,9 @@ def plot(rows: list[dict], path: str) -> str:
     return common.save_figure(fig, path)
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, games=200, games_help="games per generation", visits=64,
-                           workdir=common.Default.REQUIRED, zoo_dir="", komi=9.5, opening_moves=4, restart="generation",
-                           helps={"workdir": "the run whose kept generations play",
-                                  "komi": "the games' komi (7×7's fair komi is 9)"})  # fmt: skip
-    p.add_argument("--reference", required=True, help="the reference net: a checkpoint or zoo:<name>")
-    p.add_argument("--generations", default="", help="comma-separated kept generations (default: all kept)")
-    return p.parse_args(argv)
-
-
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
+    """The command line: a flag per field of :class:`Settings`."""
+    return common.main(__name__, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":

@@ -1,33 +1,45 @@
-"""What the experiment scripts share: flags, nets, CSV files, figures, the error line and a resumable runner.
+"""What the experiments share: typed settings and their command line, nets, CSV files, figures, the error
+line and a resumable runner.
 
-Every script of experiments/ is runnable both ways,
+A science module of experiments/ runs from typed settings: its ``Settings``
+(a frozen dataclass, :class:`Settings` or :class:`MatchSettings` with the
+module's own fields) and its ``run(settings)``, which plays or analyses and
+writes into ``settings.outdir``. :mod:`experiments.run` builds the settings
+from a claim's config and calls ``run``; the notebooks in colab/ and the
+tests do the same. A module that people also run alone keeps a command line,
+made from the fields (:func:`main`):
 
-    python experiments/<script>.py --outdir=/tmp/x ...
-    python -m experiments.<script> --outdir=/tmp/x ...
+    python experiments/<module>.py --outdir=/tmp/x ...
+    python -m experiments.<module> --outdir=/tmp/x ...
 
 (the first works because ``experiments`` is an installed package, see
-pyproject.toml), and importable (``from experiments import handicap``) by the
-notebooks in colab/ and by tests, whose ``main(argv)`` returns the exit code.
+pyproject.toml); its ``main(argv)`` returns the exit code.
 
-* **Flags.** :func:`make_parser` gives every script the same
-  ``--outdir --seed --games --board_size`` and the player flags of
-  :mod:`saijax.player_cli` (``--visits``, ``--gumbel_scale``, λ/μ, ...;
-  deterministic play by default). A flag that several scripts share
-  (``--komi``, ``--opening_moves``, ``--restart``, ``--plot_only``, GNU Go's
-  ``--level``, ``--timeout``, ...) is declared once, with its type and help,
-  in :data:`SHARED_FLAGS`; a script names those it has, with its own default
-  (``make_parser(..., komi=9.5, restart="pairing")``, :func:`add_flags`).
-* **Nets.** Comma lists (:func:`parse_list`) and nets given as
-  ``[NAME=]SPEC`` (:func:`parse_nets`, :func:`load_nets`).
+* **Settings.** :class:`Settings` has ``outdir``; :class:`MatchSettings`
+  adds ``seed``, ``board_size``, ``games`` and the player fields of
+  :class:`saijax.player_cli.PlayerOptions` (``visits``, ``gumbel_scale``,
+  λ/μ, ...; deterministic play by default). A field's type is checked on
+  construction, then the module's :meth:`Settings.check`; a bad value is a
+  :class:`SettingsError` naming the field and the value. The help of a
+  field that several modules have (``komi``, ``opening_moves``,
+  ``restart``, ``plot_only``, GNU Go's ``level``, ...) is said once, in
+  :data:`HELP`.
+* **Command lines.** :func:`parser` makes a flag of every field (a tuple a
+  comma list, a bool a switch, the player fields
+  :func:`saijax.player_cli.add_player_flags`' flags); :func:`main` parses
+  them and runs the module.
+* **Nets.** Nets given as ``[NAME=]SPEC`` (:func:`parse_nets`,
+  :func:`load_nets`); comma lists (:func:`parse_list`).
 * **Tables.** One CSV writer and reader (:func:`write_csv`, :func:`read_csv`).
-* **Figures.** One backend (Agg, set by :func:`run_main`), one dpi, PNG
+* **Figures.** One backend (Agg, set by :func:`perform`), one dpi, PNG
   (:func:`save_figure`).
-* **Errors.** A failure is one line ``experiments.<script>: error: ...`` on
-  stderr and exit code 2 (:func:`run_main`, :func:`error`).
+* **Errors.** On the command line a failure is one line
+  ``experiments.<module>: error: ...`` on stderr and exit code 2
+  (:func:`run_main`, :func:`error`).
 * **Resuming.** :func:`play_cells` plays the cells of an experiment into a
   games table, skipping the cells a previous run finished.
-* **SGFs.** A script writes one SGF per game under ``<outdir>/sgf/`` (not
-  in git); after a run :func:`run_main` packs them into
+* **SGFs.** A module writes one SGF per game under ``<outdir>/sgf/`` (not
+  in git); after a run :func:`perform` packs them into
   ``<outdir>/sgf.tar.xz`` (:func:`pack_sgfs`), which ships, and
   :func:`sgf_bytes` reads a game's SGF from its file or, where that is
   missing (a fresh checkout), from the archive.
@@ -38,7 +50,6 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-import enum
 import functools
 import io
 import json
@@ -46,8 +57,12 @@ import lzma
 import math
 import os
 import pathlib
+import re
+import sys
 import tarfile
 import time
+import types
+import typing
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -57,12 +72,16 @@ __all__ = [
     "DPI",
     "ERRORS",
     "prog",
-    "Default",
-    "Flag",
-    "SHARED_FLAGS",
-    "add_flags",
-    "make_parser",
-    "player_options",
+    "HELP",
+    "setting",
+    "SettingsError",
+    "Settings",
+    "MatchSettings",
+    "PLAYER_FIELDS",
+    "parser",
+    "parse",
+    "perform",
+    "main",
     "parse_list",
     "parse_nets",
     "load_nets",
@@ -72,7 +91,6 @@ __all__ = [
     "save_figure",
     "error",
     "run_main",
-    "run_script",
     "markdown_table",
     "games_path",
     "reset_games",
@@ -80,9 +98,8 @@ __all__ = [
     "kept_generations",
     "read_metrics",
     "learning_curve",
-    "add_nets_flags",
-    "check_nets_flags",
-    "nets_from_flags",
+    "check_nets",
+    "net_list",
     "log_lines",
     "SGF_ARCHIVE",
     "pack_sgfs",
@@ -104,162 +121,326 @@ def prog(file: str) -> str:
 
 
 # --------------------------------------------------------------------------
-# Flags.
+# Settings.
 
-
-class Default(enum.Enum):
-    """The defaults of a shared flag (:func:`add_flags`) that are not a value."""
-
-    NONE = enum.auto()  # None: "never", or the script works it out after parsing (e.g. for 7×7 only)
-    REQUIRED = enum.auto()  # none: the flag must be given
-
-
-@dataclasses.dataclass(frozen=True)
-class Flag:
-    """A flag that several scripts share: what its value is and what it means."""
-
-    type: Callable[[str], Any] | None  # None: a switch, False unless given
-    help: str  # a switch's has {} where the script's words go
-
-
-# The flags several scripts share, each declared here once; a script names
-# those it has, with its own default (add_flags, make_parser).
-SHARED_FLAGS = {
+# The help of the settings several experiments have, each said here once; a
+# module's field says more with its own help (setting(..., help=...)).
+HELP = {
+    "outdir": "where the tables and PNGs go (created)",
+    "seed": "the run's seed",
+    "games": "games per cell",
+    "board_size": "the board's size",
     # The games.
-    "komi": Flag(float, "the games' komi"),
-    "black_komi": Flag(float, "komi when the net is Black"),
-    "white_komi": Flag(float, "komi when the net is White"),
-    "opening_moves": Flag(int, "random opening moves per game pair"),
-    "resign_threshold": Flag(float, "resign below this value"),
+    "komi": "the games' komi",
+    "black_komi": "komi when the net is Black",
+    "white_komi": "komi when the net is White",
+    "opening_moves": "random opening moves per game pair",
+    "resign_threshold": "resign below this value (default: never, played out)",
     # The nets.
-    "net": Flag(str, "the net: a checkpoint or zoo:<name>"),
-    "strong": Flag(str, "[NAME=]SPEC of the strong net"),
-    "weak": Flag(str, "weak nets, strongest first: comma list of [NAME=]SPEC"),
-    "opponent": Flag(str, "[NAME=]SPEC of the weak opponent"),
-    "opponents": Flag(str, "comma list of [NAME=]SPEC"),
-    "lambdas": Flag(str, "comma list: the strong nets' λ values"),
-    "zoo_dir": Flag(str, "a private zoo directory where zoo:<name> is looked up"),
-    "scorer": Flag(str, "the fixed scorer net (λ = μ = 0)"),
-    "score_visits": Flag(int, "the scorer's search visits"),
-    "score_visits_list": Flag(str, "comma list: the scorer's search visits, one estimate each"),
+    "nets": "[NAME=]SPEC of each net: checkpoints or zoo:<name>",
+    "strong": "strong nets: [NAME=]SPEC each",
+    "opponent": "[NAME=]SPEC of the weak opponent",
+    "opponents": "[NAME=]SPEC of each opponent",
+    "lambdas": "the strong nets' λ values",
+    "zoo_dir": "a private zoo directory where zoo:<name> is looked up",
+    "scorer": "the fixed scorer net (λ = μ = 0)",
+    "score_visits": "the score estimate's search visits",
+    "score_visits_list": "the scorer's search visits, one estimate each",
     # A training run's generations.
-    "workdir": Flag(str, "a run's workdir (its kept checkpoints)"),
-    "every": Flag(int, "every k-th kept generation"),
-    "neighbours": Flag(int, "each net plays the next k nets"),
-    "random_pairings": Flag(int, "the random net plays the first k nets"),
+    "neighbours": "each net plays the next k nets",
+    "random_pairings": "the random net plays the first k nets",
     # GNU Go and GTP engines.
-    "level": Flag(int, "GNU Go's level"),
-    "timeout": Flag(float, "seconds per GTP command"),
+    "level": "GNU Go's level",
+    "timeout": "seconds per GTP command",
     # What a run does.
-    "figures": Flag(str, "which figures to play"),
-    "restart": Flag(None, "replay every {} (default: resume games.csv)"),
-    "plot_only": Flag(None, "{}"),
+    "figures": "which figures to play",
+    "max_batch": "most games per lockstep match",
+    "verbose": "a line per game",
 }
 
 
-def add_flags(parser: argparse.ArgumentParser, *, helps: Mapping[str, str] | None = None, **flags) -> None:
-    """Adds the shared flags (:data:`SHARED_FLAGS`) that ``flags`` name.
+def setting(default: Any = dataclasses.MISSING, help: str | None = None) -> Any:  # noqa: A002
+    """A field of a :class:`Settings` with its default (none: required) and the help its flag shows."""
+    return dataclasses.field(default=default, metadata={"help": help} if help else {})
 
-    Args:
-      parser: the script's parser.
-      helps: a flag's help where the script says more than the shared one.
-      **flags: name=default: a value, :attr:`Default.NONE` or
-        :attr:`Default.REQUIRED`; for a switch, the words of its help (what
-        ``--restart`` replays, what ``--plot_only`` redraws).
 
-    Raises:
-      TypeError: a name that is not a shared flag.
+class SettingsError(ValueError):
+    """A bad setting: the message names the settings class, the field and its value (the command line, the flag)."""
+
+    def __init__(self, owner: str, field: str, value: Any, why: str):
+        self.owner, self.field, self.value, self.why = owner, field, value, why
+        super().__init__(f"{owner}.{field}={value!r}: {why}")
+
+    def flag(self) -> str:
+        """The message as the command line says it: ``--field=value: why`` (``--field: why`` for a flag not given)."""
+        if self.value is None:
+            return f"--{self.field}: {self.why}"
+        value = ",".join(map(str, self.value)) if isinstance(self.value, tuple) else self.value
+        return f"--{self.field}={value}: {self.why}"
+
+
+def _owner(cls: type) -> str:
+    """A settings class's name in messages, ``<module>.<class>`` (the script's name when run as one)."""
+    module = sys.modules.get(cls.__module__)
+    name = cls.__module__.split(".")[-1]
+    if name == "__main__" and getattr(module, "__file__", None):
+        name = os.path.splitext(os.path.basename(module.__file__))[0]
+    return f"{name}.{cls.__qualname__}"
+
+
+def _describe(hint: Any) -> str:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join("None" if a is type(None) else _describe(a) for a in args)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(map(repr, args))
+    if origin is tuple:
+        return f"a tuple (or list) of {_describe(args[0]).removeprefix('a ').removeprefix('an ')}s"
+    names = {int: "an int", float: "a number", str: "a string", bool: "True or False"}
+    return names.get(hint, f"a {getattr(hint, '__name__', hint)}")
+
+
+def _typed(value: Any, hint: Any) -> Any:
+    """``value`` as a field of type ``hint`` holds it (an int where a float goes, a list as a tuple, a mapping
+    as the dataclass it describes); raises TypeError where it is not of that type."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        for a in args:
+            if a is not type(None):
+                try:
+                    return _typed(value, a)
+                except TypeError:
+                    pass
+    elif origin is typing.Literal:
+        if value in args:
+            return value
+    elif origin is tuple:
+        if isinstance(value, (list, tuple)):
+            try:
+                return tuple(_typed(v, args[0]) for v in value)
+            except TypeError:
+                pass
+    elif hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif hint in (str, bool):
+        if isinstance(value, hint):
+            return value
+    elif dataclasses.is_dataclass(hint):
+        if isinstance(value, hint):
+            return value
+        value = value.to_dict() if hasattr(value, "to_dict") else value  # a config's ConfigDict
+        if isinstance(value, Mapping):
+            return hint(**value)
+    else:
+        return value
+    raise TypeError(f"needs {_describe(hint)}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings:
+    """What an experiment runs from: its settings, typed, each default stated once, checked once.
+
+    A science module's ``Settings`` subclasses this one (or
+    :class:`MatchSettings`, for one that plays nets) with its own fields, and
+    its ``run(settings)`` plays or analyses from them. A field is an int,
+    float, str, bool, ``tuple[X, ...]`` (a list becomes a tuple), ``X | None``
+    or a ``Literal`` of choices; on construction every value is checked
+    against its type, then :meth:`check` checks the values themselves. A
+    bad value is a :class:`SettingsError` naming the field and the value.
+
+    A module that people run alone makes its command line from the fields
+    (:func:`main`): ``--<field>=<value>``, a tuple as a comma list, a bool
+    a switch (``--no-<field>`` where it defaults to True).
     """
-    helps = dict(helps or {})
-    for name, default in flags.items():
-        if name not in SHARED_FLAGS:
-            raise TypeError(f"{name!r} is not a shared flag (of {', '.join(SHARED_FLAGS)})")
-        flag = SHARED_FLAGS[name]
-        text = helps.pop(name, None)
-        if flag.type is None:
-            parser.add_argument(f"--{name}", action="store_true", help=text or flag.help.format(default))
-        elif default is Default.REQUIRED:
-            parser.add_argument(f"--{name}", type=flag.type, required=True, help=text or flag.help)
+
+    outdir: str = setting()
+
+    def __post_init__(self):
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            try:
+                object.__setattr__(self, f.name, _typed(getattr(self, f.name), hints[f.name]))
+            except (TypeError, ValueError) as e:  # ValueError: a nested dataclass's own check
+                raise self.error(f.name, str(e)) from None
+        self.check()
+
+    def check(self) -> None:
+        """Checks the values beyond their types (raise :meth:`error`); a subclass extends it."""
+
+    def error(self, field: str, why: str) -> SettingsError:
+        """The error of a bad ``field``: its name, its value and why."""
+        return SettingsError(_owner(type(self)), field, getattr(self, field), why)
+
+    def replace(self, **changes) -> Settings:
+        """These settings with ``changes``, checked again."""
+        return dataclasses.replace(self, **changes)
+
+    def redraws(self) -> bool:
+        """Whether the run only redraws from tables in ``outdir`` (``plot_only``, ``summarize_only``)."""
+        return bool(getattr(self, "plot_only", False) or getattr(self, "summarize_only", False))
+
+
+_PLAYER = player_cli.PlayerOptions()
+PLAYER_FIELDS = tuple(f.name for f in dataclasses.fields(player_cli.PlayerOptions))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MatchSettings(Settings):
+    """The settings of an experiment that plays nets: its seed, board, games, and how every net plays.
+
+    The player fields are :class:`saijax.player_cli.PlayerOptions`' (the
+    visits, the λ/μ agent, Gumbel noise, position control, style, a random
+    net's shape), with its defaults; on the command line they are its
+    player flags (:func:`saijax.player_cli.add_player_flags`: ``--visits``,
+    ``--gumbel_scale``, ``--control_option`` ...).
+    """
+
+    seed: int = 0
+    board_size: int | None = 7
+    games: int = 100
+    visits: int = _PLAYER.visits
+    algorithm: str = _PLAYER.algorithm
+    lambda_: float = _PLAYER.lambda_
+    mu: float = _PLAYER.mu
+    threshold: float = _PLAYER.threshold
+    gumbel_scale: float = _PLAYER.gumbel_scale
+    control: str = _PLAYER.control
+    control_options: tuple[str, ...] = _PLAYER.control_options
+    style: str = _PLAYER.style
+    blocks: int = _PLAYER.blocks
+    filters: int = _PLAYER.filters
+    value_head: str = _PLAYER.value_head
+
+    def check(self) -> None:
+        super().check()
+        try:
+            self.player_options()
+        except ValueError as e:  # PlayerOptions names its field: PlayerOptions.<field>=<value>: <why>
+            found = re.match(r"PlayerOptions\.(\w+)=.*?: (.*)$", str(e), re.S)
+            if found and found[1] in PLAYER_FIELDS:
+                raise self.error(found[1], found[2]) from None
+            raise self.error("control", str(e)) from None
+        if self.games < 0:
+            raise self.error("games", "needs an int >= 0")
+
+    def player_options(self, **changes) -> player_cli.PlayerOptions:
+        """How every net plays: the player fields as :class:`saijax.player_cli.PlayerOptions`, with ``changes``
+        (e.g. ``lambda_=0.0, mu=0.0`` for nets whose agents the experiment sets itself)."""
+        return player_cli.PlayerOptions(**{**{k: getattr(self, k) for k in PLAYER_FIELDS}, **changes})
+
+
+def _player_options_field(hint: Any) -> bool:
+    return player_cli.PlayerOptions in (hint, *typing.get_args(hint))
+
+
+def parser(cls: type[Settings], file: str, doc: str | None) -> argparse.ArgumentParser:
+    """The command line of a settings class: a flag per field (its help: the field's, else :data:`HELP`).
+
+    A tuple is a comma list; a bool a switch (``--<field>`` / ``--no-<field>`` where it defaults to True);
+    a field with no default a required flag; :class:`MatchSettings`' player fields the player flags of
+    :func:`saijax.player_cli.add_player_flags`, and a field holding ``PlayerOptions`` (position control's
+    opponent) those flags with its ``prefix`` (metadata).
+    """
+    p = argparse.ArgumentParser(prog=prog(file), description=(doc or "").split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    hints = typing.get_type_hints(cls)
+    players = issubclass(cls, MatchSettings)
+    for f in dataclasses.fields(cls):
+        hint = hints[f.name]
+        if players and f.name in PLAYER_FIELDS:
+            continue
+        if _player_options_field(hint):
+            player_cli.add_player_flags(p, prefix=f.metadata["prefix"])
+            continue
+        kind, optional = hint, type(None) in typing.get_args(hint)
+        if optional:
+            (kind,) = [a for a in typing.get_args(hint) if a is not type(None)]
+        text = f.metadata.get("help") or HELP.get(f.name)
+        required = f.default is dataclasses.MISSING
+        default = None if required else f.default
+        if kind is bool:
+            kw = dict(action=argparse.BooleanOptionalAction if default else "store_true", default=bool(default))
+        elif typing.get_origin(kind) is tuple:
+            shown = None if default is None else ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in default)
+            kw = dict(default=shown, required=required, metavar="A,B,...")
+        elif typing.get_origin(kind) is typing.Literal:
+            kw = dict(choices=typing.get_args(kind), default=default, required=required)
         else:
-            default = None if default is Default.NONE else default
-            parser.add_argument(f"--{name}", type=flag.type, default=default, help=text or flag.help)
-    if helps:
-        raise TypeError(f"helps for flags not added: {', '.join(helps)}")
-
-
-def make_parser(
-    file: str,
-    doc: str | None,
-    *,
-    outdir: str | None = None,
-    games: int | None = None,
-    games_help: str = "games per cell",
-    board_size: int | Default | None = 7,
-    seed: bool = True,
-    visits: int | None = None,
-    player: bool = True,
-    helps: Mapping[str, str] | None = None,
-    **flags,
-) -> argparse.ArgumentParser:
-    """The parser of a script with the common flags.
-
-    Args:
-      file: the script's ``__file__`` (its name in messages, :func:`prog`).
-      doc: the script's docstring; its first paragraph describes the script.
-      outdir: the default ``--outdir``; None makes it required.
-      games: the default ``--games``; None: no such flag.
-      games_help: what ``--games`` counts.
-      board_size: the default ``--board_size`` (:attr:`Default.NONE`: None,
-        the script's help says what it means); None: no such flag.
-      seed: whether there is a ``--seed`` (default 0).
-      visits: the default ``--visits`` of the player flags (else theirs).
-      player: whether the script plays nets: adds the player flags of
-        :func:`saijax.player_cli.add_player_flags` (``--visits``,
-        ``--gumbel_scale``, ...), read back by :func:`player_options`.
-      helps: a flag's help (``board_size`` or one of ``flags``) where the
-        script says more than the shared one.
-      **flags: the shared flags the script has, with its defaults
-        (:func:`add_flags`): ``komi=9.5``, ``restart="pairing"``, ...
-
-    Returns:
-      The parser; the script adds its own flags.
-    """
-    helps = dict(helps or {})
-    p = argparse.ArgumentParser(
-        prog=prog(file),
-        description=(doc or "").split("\n\n")[0],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    where = "where the tables and PNGs go (created)"
-    p.add_argument("--outdir", required=outdir is None, default=outdir, help=where)
-    if seed:
-        p.add_argument("--seed", type=int, default=0, help="the run's seed")
-    if games is not None:
-        p.add_argument("--games", type=int, default=games, help=games_help)
-    if board_size is not None:
-        default = None if board_size is Default.NONE else board_size
-        p.add_argument("--board_size", type=int, default=default, help=helps.pop("board_size", "the board's size"))
-    add_flags(p, helps=helps, **flags)
-    if player:
+            kw = dict(type=kind, default=default, required=required)
+        p.add_argument(f"--{f.name}", help=text, **kw)
+    if players:
         player_cli.add_player_flags(p, title="players (every net of the experiment)")
-        if visits is not None:
-            p.set_defaults(visits=visits)
+        fields = {f.name: f.default for f in dataclasses.fields(cls)}
+        p.set_defaults(**{k: fields[k] for k in PLAYER_FIELDS if k != "control_options"})
     return p
 
 
-def player_options(args: argparse.Namespace, **changes) -> player_cli.PlayerOptions:
-    """The player flags of ``args`` as :class:`saijax.player_cli.PlayerOptions`, with ``changes``.
+def _from_args(cls: type[Settings], args: argparse.Namespace) -> Settings:
+    """The settings of parsed flags (:func:`parser`); raises SettingsError or ValueError."""
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for f in dataclasses.fields(cls):
+        hint = hints[f.name]
+        if f.name == "control_options" and issubclass(cls, MatchSettings):
+            values[f.name] = tuple(args.control_option or ())
+        elif _player_options_field(hint):
+            prefix = f.metadata["prefix"]
+            if any(getattr(args, prefix + k, None) is not None for k in (*PLAYER_FIELDS, "control_option")):
+                fallback = player_cli.options_from_args(args)
+                values[f.name] = player_cli.options_from_args(args, prefix, fallback=fallback)
+        else:
+            value = getattr(args, f.name)
+            kind = [a for a in (hint, *typing.get_args(hint)) if typing.get_origin(a) is tuple]
+            if kind and isinstance(value, str):
+                (element,) = typing.get_args(kind[0])[:1]
+                try:
+                    value = tuple(parse_list(value, element))
+                except ValueError:
+                    why = "needs a comma list of " + _describe(kind[0]).split(" of ", 1)[1]
+                    raise SettingsError(_owner(cls), f.name, value, why) from None
+            values[f.name] = value
+    return cls(**values)
 
-    The changes (PlayerOptions fields) replace the flags' values before they
-    are checked, so ``player_options(args, lambda_=0.0, mu=0.0)`` is valid
-    whatever ``--mu`` says (a script that sets the agents itself).
 
-    Raises:
-      ValueError: a bad value (the message names the flag).
-    """
+def parse(module: str | types.ModuleType, argv: Sequence[str] | None = None) -> Settings:
+    """A module's ``Settings`` from its command line ``argv`` (:func:`parser`); a bad flag or value is a usage
+    error (SystemExit 2) naming the flag."""
+    module = sys.modules[module] if isinstance(module, str) else module
+    p = parser(module.Settings, module.__file__, module.__doc__)
+    args = p.parse_args(argv)
+    try:
+        return _from_args(module.Settings, args)
+    except SettingsError as e:
+        p.error(e.flag())
+    except ValueError as e:  # the opponent's player flags (position control)
+        p.error(str(e))
 
-    flags = {("control_option" if k == "control_options" else k): v for k, v in changes.items()}
-    return player_cli.options_from_args(argparse.Namespace(**{**vars(args), **flags}))
+
+def perform(run: Callable[[Settings], Any], settings: Settings) -> Any:
+    """Runs an experiment, ``run(settings)``, with the Agg backend; then, unless it only redrew, packs the SGFs
+    it wrote under ``<outdir>/sgf/`` into ``<outdir>/sgf.tar.xz`` (:func:`pack_sgfs`). Returns what ``run``
+    returns; its errors propagate."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    out = run(settings)
+    if not settings.redraws():
+        pack_sgfs(settings.outdir)
+    return out
+
+
+def main(module: str | types.ModuleType, argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> int:
+    """A module's command line: its ``Settings`` from ``argv`` (:func:`parse`), then its ``run`` under
+    :func:`perform`; returns 0, or 2 after one error line (:func:`error`)."""
+    module = sys.modules[module] if isinstance(module, str) else module
+    settings = parse(module, argv)
+    return run_main(module.__file__, lambda: perform(module.run, settings), exit_on_error=exit_on_error)
 
 
 # --------------------------------------------------------------------------
@@ -271,13 +452,13 @@ def parse_list(text: str, kind: Callable = float) -> list:
     return [kind(x.strip()) for x in str(text).split(",") if x.strip()]
 
 
-def parse_nets(text: str) -> list[tuple[str | None, str]]:
-    """``"[NAME=]SPEC,..."`` as (name or None, spec) pairs."""
-    nets = []
-    for item in parse_list(text, str):
+def parse_nets(nets: str | Sequence[str]) -> list[tuple[str | None, str]]:
+    """``"[NAME=]SPEC,..."`` (or a sequence of ``[NAME=]SPEC``) as (name or None, spec) pairs."""
+    out = []
+    for item in parse_list(nets, str) if isinstance(nets, str) else [str(n).strip() for n in nets]:
         name, sep, spec = item.partition("=")
-        nets.append((name.strip(), spec.strip()) if sep else (None, item))
-    return nets
+        out.append((name.strip(), spec.strip()) if sep else (None, item))
+    return out
 
 
 def _default_name(spec: str) -> str | None:
@@ -287,14 +468,14 @@ def _default_name(spec: str) -> str | None:
 
 
 def load_nets(
-    nets: str | Sequence[tuple[str | None, str]],
+    nets: str | Sequence[str] | Sequence[tuple[str | None, str]],
     *,
     board_size: int | None,
     options: player_cli.PlayerOptions | None = None,
     seed: int = 0,
     zoo_dir: str | None = None,
 ) -> list[players.Player]:
-    """The players of ``nets`` (a ``[NAME=]SPEC`` comma list or :func:`parse_nets` pairs).
+    """The players of ``nets`` (``[NAME=]SPEC`` each, as a comma list or a sequence, or :func:`parse_nets` pairs).
 
     With ``zoo_dir`` (a private zoo directory, e.g. an ablation's ``nets/``),
     ``zoo:<name>`` is an entry of that directory instead of the shipped zoo.
@@ -306,12 +487,15 @@ def load_nets(
     Args:
       nets: the nets.
       board_size: their board size (None: a checkpoint's or zoo net's own).
-      options: the player flags (:func:`player_options`); default
+      options: how they play (:meth:`MatchSettings.player_options`); default
         :class:`saijax.player_cli.PlayerOptions`.
       seed: a random net's seed.
     """
 
-    pairs = parse_nets(nets) if isinstance(nets, str) else list(nets)
+    if isinstance(nets, str):
+        pairs = parse_nets(nets)
+    else:
+        pairs = [n if isinstance(n, tuple) else parse_nets([n])[0] for n in nets]
     options = options if options is not None else player_cli.PlayerOptions()
 
     def load(name, spec):
@@ -439,20 +623,6 @@ def run_main(
     except errors as e:
         return error(file, e, exit_on_error=exit_on_error)
     return 0
-
-
-def run_script(
-    file: str,
-    parse_args: Callable[[Sequence[str] | None], argparse.Namespace],
-    run: Callable[[argparse.Namespace], Any],
-    argv: Sequence[str] | None = None,
-    *,
-    exit_on_error: bool = False,
-) -> int:
-    """A script's ``main``: parses ``argv`` and runs it under :func:`run_main` (its SGFs packed in ``args.outdir``);
-    returns the exit code."""
-    args = parse_args(argv)
-    return run_main(file, lambda: run(args), exit_on_error=exit_on_error, outdir=args.outdir)
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
@@ -604,33 +774,26 @@ def learning_curve(metrics: Mapping[int, Mapping], keys: Sequence[str], upto: in
     return rows
 
 
-def add_nets_flags(parser: argparse.ArgumentParser) -> None:
-    """``--nets`` (a ``[NAME=]SPEC`` comma list) or ``--workdir`` with ``--every``
-    (a run's kept generations): the nets of a script that asks each net in turn."""
-    parser.add_argument("--nets", default="", help="comma-separated [NAME=]SPEC: checkpoints or zoo:<name>")
-    add_flags(parser, workdir="", every=1,
-              helps={"workdir": "or: a run's workdir (its kept checkpoints)",
-                     "every": "with --workdir: every k-th kept generation"})  # fmt: skip
+def check_nets(settings: Settings) -> None:
+    """Exactly one of ``nets`` and ``workdir``: the nets of an experiment that asks each net in turn
+    (:func:`net_list`)."""
+    if bool(settings.nets) == bool(settings.workdir):
+        raise settings.error("nets", f"give exactly one of nets and workdir (workdir={settings.workdir!r})")
 
 
-def check_nets_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Exactly one of ``--nets`` and ``--workdir`` (:func:`add_nets_flags`)."""
-    if bool(args.nets) == bool(args.workdir):
-        parser.error("give exactly one of --nets and --workdir")
-
-
-def nets_from_flags(args: argparse.Namespace) -> list[tuple[str, str, int | str]]:
-    """(label, player spec, generation or "") of :func:`add_nets_flags`' nets: a
-    net of ``--nets`` is labelled by its NAME, its zoo entry or its path's last
-    part; a kept generation g of ``--workdir`` is ``gen<g>``."""
-    if args.nets:
+def net_list(settings: Settings) -> list[tuple[str, str, int | str]]:
+    """(label, player spec, generation or "") of the nets of ``settings.nets`` (``[NAME=]SPEC`` each) or of
+    ``settings.workdir`` (every ``settings.every``-th kept generation): a net of ``nets`` is labelled by
+    its NAME, its zoo entry or its path's last part; a kept generation g is ``gen<g>``."""
+    if settings.nets:
         out = []
-        for name, spec in parse_nets(args.nets):
+        for name, spec in parse_nets(settings.nets):
             label = name or (spec[4:] if spec.startswith("zoo:") else spec.rstrip("/").split("/")[-1])
             out.append((label, spec, ""))
         return out
-    directory = os.path.join(args.workdir, "checkpoints")
-    return [(f"gen{g}", os.path.join(directory, str(g)), g) for g in kept_generations(args.workdir)[:: args.every]]
+    directory = os.path.join(settings.workdir, "checkpoints")
+    generations = kept_generations(settings.workdir)[:: settings.every]
+    return [(f"gen{g}", os.path.join(directory, str(g)), g) for g in generations]
 
 
 def log_lines(verbose: bool) -> Callable[[str], None] | None:

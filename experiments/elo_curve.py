@@ -34,13 +34,14 @@ from an existing ``elo.csv`` and ``learning_curve.csv``.
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import os
 import time
 
 import numpy as np
 
 from experiments import common, matches
+from experiments.common import setting
 from saijax import elo
 
 kept_generations = common.kept_generations
@@ -56,28 +57,54 @@ def pairings(names: list[str], neighbours: int, random_pairings: int) -> list[tu
     return pairs
 
 
-def run(args) -> dict:
-    gens = kept_generations(args.workdir)
-    if args.generations:
-        wanted = set(common.parse_list(args.generations, int))
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """The settings (the module docstring)."""
+
+    games: int = setting(40, "games per pairing")
+    visits: int = 32
+    board_size: int | None = setting(None, "the checkpoints' board size (default: theirs)")
+    workdir: str = setting("", "a run's workdir (its kept checkpoints are rated)")
+    every: int = setting(1, "rate every k-th kept generation")
+    generations: tuple[int, ...] = setting((), "generations to rate (default: all kept)")
+    neighbours: int = 2
+    random_pairings: int = 2
+    opening_moves: int = 2
+    komi: float = 9.5
+    restart: bool = setting(False, "replay every pairing (default: resume games.csv)")
+    plot_only: bool = setting(False, "redraw from --outdir's elo.csv and learning_curve.csv")
+    title: str = setting("", "the figure's title (default: the workdir's name)")
+
+
+def run(settings: Settings) -> dict:
+    """Rates the run's kept generations and writes the tables and the PNG (with ``plot_only``: redraws the PNG
+    from ``outdir``'s elo.csv and learning_curve.csv); returns the Elo rows (and the fit, when rated)."""
+    if settings.plot_only:
+        rows = read_csv(os.path.join(settings.outdir, "elo.csv"))
+        curve = read_csv(os.path.join(settings.outdir, "learning_curve.csv"))
+        plot(rows, curve, os.path.join(settings.outdir, "elo_curve.png"), title=settings.title)
+        return {"rows": rows, "curve": curve}
+    gens = kept_generations(settings.workdir)
+    if settings.generations:
+        wanted = set(settings.generations)
         gens = [g for g in gens if g in wanted]
-    gens = gens[:: args.every]
+    gens = gens[:: settings.every]
     if len(gens) < 2:
-        raise ValueError(f"{args.workdir}: need at least 2 kept checkpoints, found {gens}")
-    options = common.player_options(args)
-    checkpoints = [(f"gen{g}", os.path.join(args.workdir, "checkpoints", str(g))) for g in gens]
-    loaded = common.load_nets(checkpoints, board_size=args.board_size, options=options, seed=args.seed)
+        raise ValueError(f"{settings.workdir}: need at least 2 kept checkpoints, found {gens}")
+    options = settings.player_options()
+    checkpoints = [(f"gen{g}", os.path.join(settings.workdir, "checkpoints", str(g))) for g in gens]
+    loaded = common.load_nets(checkpoints, board_size=settings.board_size, options=options, seed=settings.seed)
     spec = loaded[0].net.spec
-    shape = common.player_options(args, blocks=spec.blocks, filters=spec.filters, value_head=spec.value_head)
-    (random,) = common.load_nets("random", board_size=spec.board_size, options=shape, seed=args.seed)
+    shape = settings.player_options(blocks=spec.blocks, filters=spec.filters, value_head=spec.value_head)
+    (random,) = common.load_nets("random", board_size=spec.board_size, options=shape, seed=settings.seed)
     nets = {p.name: p for p in [random, *loaded]}
     names = list(nets)
     t0 = time.time()
-    pairs = pairings(names, args.neighbours, args.random_pairings)
+    pairs = pairings(names, settings.neighbours, settings.random_pairings)
 
-    all_games = matches.play_pairings(nets, pairs, args)
+    all_games = matches.play_pairings(nets, pairs, settings)
     fit = elo.fit_elo(all_games, anchor="random")
-    metrics = read_metrics(args.workdir)
+    metrics = read_metrics(settings.workdir)
     rows = []
     for name in names:
         g = None if name == "random" else int(name[3:])
@@ -95,12 +122,19 @@ def run(args) -> dict:
                 "beta_empty": m.get("beta_empty", ""),
             }
         )
-    common.write_csv(os.path.join(args.outdir, "elo.csv"), rows)
+    common.write_csv(os.path.join(settings.outdir, "elo.csv"), rows)
     curve = learning_curve(metrics)
-    common.write_csv(os.path.join(args.outdir, "learning_curve.csv"), curve)
-    plot(rows, curve, os.path.join(args.outdir, "elo_curve.png"), title=args.title or os.path.basename(args.workdir))
+    common.write_csv(os.path.join(settings.outdir, "learning_curve.csv"), curve)
+    plot(
+        rows,
+        curve,
+        os.path.join(settings.outdir, "elo_curve.png"),
+        title=settings.title or os.path.basename(settings.workdir),
+    )
     print(elo.format_table(fit))
-    print(f"{len(all_games)} games in {time.time() - t0:.0f}s; wrote {args.outdir}/elo.csv, games.csv, elo_curve.png")
+    print(
+        f"{len(all_games)} games in {time.time() - t0:.0f}s; wrote {settings.outdir}/elo.csv, games.csv, elo_curve.png"
+    )
     return {"fit": fit, "rows": rows}
 
 
@@ -149,32 +183,9 @@ def plot(rows: list[dict], curve: list[dict], path: str, title: str = "") -> str
     return common.save_figure(fig, path)
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(
-        __file__, __doc__, games=40, games_help="games per pairing", visits=32, board_size=common.Default.NONE,
-        workdir="", every=1, neighbours=2, random_pairings=2, opening_moves=2, komi=9.5, restart="pairing",
-        plot_only="redraw from --outdir's elo.csv and learning_curve.csv",
-        helps={"board_size": "the checkpoints' board size (default: theirs)",
-               "workdir": "a run's workdir (its kept checkpoints are rated)",
-               "every": "rate every k-th kept generation"},
-    )  # fmt: skip
-    p.add_argument("--generations", default="", help="comma-separated generations to rate (default: all kept)")
-    p.add_argument("--title", default="")
-    return p.parse_args(argv)
-
-
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    args = parse_args(argv)
-
-    def body():
-        if args.plot_only:
-            rows = read_csv(os.path.join(args.outdir, "elo.csv"))
-            curve = read_csv(os.path.join(args.outdir, "learning_curve.csv"))
-            plot(rows, curve, os.path.join(args.outdir, "elo_curve.png"), title=args.title)
-            return
-        run(args)
-
-    return common.run_main(__file__, body, exit_on_error=exit_on_error)
+    """The command line: a flag per field of :class:`Settings`."""
+    return common.main(__name__, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":

@@ -33,40 +33,75 @@ played).
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import os
 import time
 
 import numpy as np
 
 from experiments import common, matches
+from experiments.common import setting
 from saijax import gtp_match, match, player_cli, sgf
 
 
-def run(args) -> list[dict]:
-    games_path = common.games_path(args.outdir)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """The settings (the module docstring): the nets are ``nets`` or ``workdir``'s kept generations."""
+
+    games: int = setting(20, "games per net and colour")
+    visits: int = 64
+    nets: tuple[str, ...] = ()
+    workdir: str = setting("", "or: a run's workdir (its kept checkpoints)")
+    every: int = setting(1, "with --workdir: every k-th kept generation")
+    zoo_dir: str = ""
+    level: int = 10
+    black_komi: float = 8.5
+    white_komi: float = 9.5
+    resign_threshold: float | None = setting(None, "let the net resign (default: never)")
+    engine_opening_moves: int = setting(
+        0,
+        "GNU Go's first this-many moves drawn at random among those it rates at least half its best "
+        "(variety for a deterministic net; the net's moves stay its own)",
+    )
+    timeout: float = 120.0
+    plot_only: bool = setting(False, "redraw the PNG from --outdir's summary.csv")
+
+    def check(self) -> None:
+        super().check()
+        if not self.plot_only:
+            common.check_nets(self)
+
+
+def run(settings: Settings) -> list[dict]:
+    """Plays every net against GNU Go and writes the tables and the PNG (with ``plot_only``: redraws the PNG
+    from ``outdir``'s summary.csv; a shipped folder's SGFs stay as they are); returns the summary rows."""
+    if settings.plot_only:
+        replot(settings.outdir)
+        return common.read_csv(os.path.join(settings.outdir, "summary.csv"))
+    games_path = common.games_path(settings.outdir)
     common.reset_games(games_path)
-    argv = player_cli.engine_argv(f"gnugo:{args.level}", never_resign=True)
+    argv = player_cli.engine_argv(f"gnugo:{settings.level}", never_resign=True)
     rows = []
-    nets = [(label, spec) for label, spec, _ in common.nets_from_flags(args)]
+    nets = [(label, spec) for label, spec, _ in common.net_list(settings)]
+    options = settings.player_options()
     loaded = common.load_nets(
-        nets, board_size=args.board_size, options=common.player_options(args), seed=args.seed, zoo_dir=args.zoo_dir
+        nets, board_size=settings.board_size, options=options, seed=settings.seed, zoo_dir=settings.zoo_dir
     )
     for (label, _), player in zip(nets, loaded):
-        for colour, komi in (("black", args.black_komi), ("white", args.white_komi)):
+        for colour, komi in (("black", settings.black_komi), ("white", settings.white_komi)):
             t0 = time.time()
-            sgf_dir = os.path.join(args.outdir, "sgf", f"{label}-{colour}")
-            settings = match.MatchSettings(
-                games=args.games,
+            sgf_dir = os.path.join(settings.outdir, "sgf", f"{label}-{colour}")
+            match_settings = match.MatchSettings(
+                games=settings.games,
                 komi=komi,
                 colours="a_black" if colour == "black" else "a_white",
-                seed=args.seed,
-                resign_threshold=args.resign_threshold,
-                engine_opening_moves=args.engine_opening_moves,
+                seed=settings.seed,
+                resign_threshold=settings.resign_threshold,
+                engine_opening_moves=settings.engine_opening_moves,
                 sgf_dir=sgf_dir,
                 results_path=games_path,
             )
-            games = gtp_match.play_gtp_match(player, argv, settings, timeout=args.timeout)
+            games = gtp_match.play_gtp_match(player, argv, match_settings, timeout=settings.timeout)
             distinct, distinct_sym = matches.distinct_games(
                 [sgf.read_sgf(g.sgf).moves for g in games], player.board_size
             )
@@ -77,11 +112,11 @@ def run(args) -> list[dict]:
                     "generation": "" if player.generation is None else player.generation,
                     "colour": colour,
                     "komi": komi,
-                    "level": args.level,
-                    "visits": args.visits,
+                    "level": settings.level,
+                    "visits": settings.visits,
                     **matches.colour_record(games, label, colour),
                     "counted_by_gnugo": len(agree),
-                    "engine_opening_moves": args.engine_opening_moves,
+                    "engine_opening_moves": settings.engine_opening_moves,
                     "distinct_games": distinct,
                     "distinct_up_to_symmetry": distinct_sym,
                     "seconds": round(time.time() - t0, 1),
@@ -89,14 +124,14 @@ def run(args) -> list[dict]:
             )
             r = rows[-1]
             print(
-                f"{label:>10s} as {colour} (komi {komi:g}) vs GNU Go level {args.level}: "
+                f"{label:>10s} as {colour} (komi {komi:g}) vs GNU Go level {settings.level}: "
                 f"{r['wins']}/{r['games']} wins, {100 * r['win_rate']:.0f}% "
                 f"[{100 * r['wilson_lo']:.0f}%, {100 * r['wilson_hi']:.0f}%], mean margin {r['mean_margin']:+.1f}, "
                 f"{distinct} distinct games ({distinct_sym} up to symmetry) ({r['seconds']:.0f}s)",
                 flush=True,
             )
-    common.write_csv(os.path.join(args.outdir, "summary.csv"), rows)
-    plot(rows, os.path.join(args.outdir, "gnugo_strength.png"), level=args.level, games=args.games)
+    common.write_csv(os.path.join(settings.outdir, "summary.csv"), rows)
+    plot(rows, os.path.join(settings.outdir, "gnugo_strength.png"), level=settings.level, games=settings.games)
     return rows
 
 
@@ -130,30 +165,9 @@ def replot(outdir: str) -> str:
     return plot(rows, os.path.join(outdir, "gnugo_strength.png"), level=int(rows[0]["level"]), games=games)
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, games=20, games_help="games per net and colour", visits=64, zoo_dir="",
-                           level=10, black_komi=8.5, white_komi=9.5, resign_threshold=common.Default.NONE,
-                           timeout=120.0, plot_only="redraw the PNG from --outdir's summary.csv",
-                           helps={"resign_threshold": "let the net resign (default: never)"})  # fmt: skip
-    common.add_nets_flags(p)
-    p.add_argument(
-        "--engine_opening_moves",
-        type=int,
-        default=0,
-        help="GNU Go's first this-many moves drawn at random among those it rates at least half its best "
-        "(variety for a deterministic net; the net's moves stay its own)",
-    )
-    args = p.parse_args(argv)
-    if not args.plot_only:
-        common.check_nets_flags(p, args)
-    return args
-
-
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    args = parse_args(argv)
-    if args.plot_only:  # a shipped folder's SGFs stay as they are: nothing is packed
-        return common.run_main(__file__, lambda: replot(args.outdir), exit_on_error=exit_on_error)
-    return common.run_main(__file__, lambda: run(args), exit_on_error=exit_on_error, outdir=args.outdir)
+    """The command line: a flag per field of :class:`Settings`."""
+    return common.main(__name__, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":

@@ -22,14 +22,38 @@ is met) and ``gtp_fair_komi.png`` (win rate against generation or net).
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import os
 import sys
 
 from experiments import common
+from experiments.common import setting
 from saijax import gtp_client
 
 TARGET_DROP = 0.4
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.Settings):
+    """The settings (the module docstring): the nets are ``nets`` or ``workdir``'s kept generations."""
+
+    outdir: str = "gtp_fair_komi"
+    seed: int = 0
+    board_size: int = 7
+    nets: tuple[str, ...] = ()
+    workdir: str = setting("", "or: a run's workdir (its kept checkpoints)")
+    every: int = setting(1, "with --workdir: every k-th kept generation")
+    komis: tuple[float, ...] = setting((8.5, 9.5), "Black's komis (the first two are compared)")
+    visits: int = setting(64, "the engine's --visits")
+    timeout: float = 300.0
+    plot_only: bool = setting(False, "redraw the PNG from --outdir's summary.csv")
+
+    def check(self) -> None:
+        super().check()
+        if len(self.komis) < 2:
+            raise self.error("komis", "give at least two komis")
+        if not self.plot_only:
+            common.check_nets(self)
 
 
 def parse_analysis(reply: str) -> dict:
@@ -47,13 +71,13 @@ def parse_analysis(reply: str) -> dict:
     raise ValueError(f"no 'order 0' move in the analysis answer {reply[:200]!r}")
 
 
-def ask(spec: str, komis: list[float], args) -> list[dict]:
+def ask(spec: str, komis: list[float], settings: Settings) -> list[dict]:
     """Black's win rate and score lead on the empty board at each komi, from one GTP engine process."""
-    argv = [sys.executable, "-m", "saijax.gtp", f"--player={spec}", f"--visits={args.visits}"]
-    argv += [f"--board_size={args.board_size}", f"--seed={args.seed}"]
+    argv = [sys.executable, "-m", "saijax.gtp", f"--player={spec}", f"--visits={settings.visits}"]
+    argv += [f"--board_size={settings.board_size}", f"--seed={settings.seed}"]
     rows = []
-    with gtp_client.GtpClient(argv, timeout=args.timeout) as engine:
-        engine.send(f"boardsize {args.board_size}")
+    with gtp_client.GtpClient(argv, timeout=settings.timeout) as engine:
+        engine.send(f"boardsize {settings.board_size}")
         for komi in komis:
             engine.send("clear_board")
             engine.send(f"komi {komi:g}")
@@ -96,20 +120,20 @@ def plot(summary: list[dict], komis: list[float], path: str) -> str:
     return common.save_figure(fig, path)
 
 
-def run(args) -> list[dict]:
-    komis = common.parse_list(args.komis, float)
-    if len(komis) < 2:
-        raise ValueError(f"--komis: give at least two komis, got {args.komis!r}")
-    if args.plot_only:
-        path = os.path.join(args.outdir, "summary.csv")
+def run(settings: Settings) -> list[dict]:
+    """Asks every net and writes the tables and the PNG (with ``plot_only``: redraws the PNG from
+    ``outdir``'s summary.csv); returns the summary rows."""
+    komis = list(settings.komis)
+    if settings.plot_only:
+        path = os.path.join(settings.outdir, "summary.csv")
         if not os.path.exists(path):
             raise ValueError(f"--plot_only: {path} does not exist (run the experiment first)")
         summary = common.read_csv(path, text=("net", "low_komi_target", "high_komi_target", "drop_target"))
-        plot(summary, komis, os.path.join(args.outdir, "gtp_fair_komi.png"))
+        plot(summary, komis, os.path.join(settings.outdir, "gtp_fair_komi.png"))
         return summary
     rows, summary = [], []
-    for label, spec, generation in common.nets_from_flags(args):
-        asked = ask(spec, komis, args)
+    for label, spec, generation in common.net_list(settings):
+        asked = ask(spec, komis, settings)
         rows += [{"net": label, "generation": generation, **r} for r in asked]
         summary.append(summary_row(label, generation, asked, komis))
         s = summary[-1]
@@ -118,26 +142,15 @@ def run(args) -> list[dict]:
             f"{100 * s[f'black_winrate_{komis[1]:g}']:.1f}% at {komis[1]:g} (drop {s['drop']:+.3f})",
             flush=True,
         )
-    common.write_csv(os.path.join(args.outdir, "fair_komi.csv"), rows, digits=4)
-    common.write_csv(os.path.join(args.outdir, "summary.csv"), summary, digits=4)
-    plot(summary, komis, os.path.join(args.outdir, "gtp_fair_komi.png"))
+    common.write_csv(os.path.join(settings.outdir, "fair_komi.csv"), rows, digits=4)
+    common.write_csv(os.path.join(settings.outdir, "summary.csv"), summary, digits=4)
+    plot(summary, komis, os.path.join(settings.outdir, "gtp_fair_komi.png"))
     return summary
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, outdir="gtp_fair_komi", player=False, timeout=300.0,
-                           plot_only="redraw the PNG from --outdir's summary.csv")  # fmt: skip
-    common.add_nets_flags(p)
-    p.add_argument("--komis", default="8.5,9.5", help="Black's komis (the first two are compared)")
-    p.add_argument("--visits", type=int, default=64, help="the engine's --visits")
-    args = p.parse_args(argv)
-    if not args.plot_only:
-        common.check_nets_flags(p, args)
-    return args
-
-
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
+    """The command line: a flag per field of :class:`Settings`."""
+    return common.main(__name__, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":

@@ -118,7 +118,7 @@ Outputs in ``--outdir``:
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import os
 import time
 from collections.abc import Sequence
@@ -126,6 +126,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from experiments import common, matches, stat_tables
+from experiments.common import setting
 from saijax import stats
 
 # 7×7 defaults (module docstring, "From 9×9 to 7×7").
@@ -227,36 +228,49 @@ def plot_fig4(rows: Sequence[dict], title: str = ""):
 # The experiment.
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, outdir="runs/handicap", games=100, visits=64,
-                           games_help="games per cell (the paper: 400); even for Fig. 3", weak=WEAK,
-                           komi=common.Default.NONE, figures="3,4", restart="cell",
-                           helps={"weak": "weak nets, strongest first (the last plays Fig. 4)",
-                                  "komi": "the even game's komi (7x7: 9.5)"})  # fmt: skip
-    p.add_argument("--maluses", default=None, help="Fig. 3 maluses (7x7: 0,1,2,3,4,5)")
-    p.add_argument("--h1_komis", default=None, help="Fig. 4 H1 komis (7x7: 2.5,1.5,0.5,-0.5,-1.5); '' skips")
-    p.add_argument("--h2_komis", default=None, help="Fig. 4 H2 komis (7x7: 0.5,8.5,10.5,13.5); '' skips")
-    p.add_argument(
-        "--target_rates",
-        default=",".join(f"{v:g}" for v in TARGET_RATES),
-        help="Fig. 3: also the maluses at which the malus-0 margins predict these win rates, per opponent; '' none",
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """Figs. 3 and 4's settings (the module docstring); ``komi``, ``maluses``, ``h1_komis`` and ``h2_komis``
+    have defaults for 7×7 only (None: 7×7's, :data:`EVEN_KOMI` ...)."""
+
+    outdir: str = "runs/handicap"
+    games: int = setting(100, "games per cell (the paper: 400); even for Fig. 3")
+    visits: int = 64
+    strong: tuple[str, ...] = STRONG
+    weak: tuple[str, ...] = setting(WEAK, "weak nets, strongest first (the last plays Fig. 4)")
+    komi: float | None = setting(None, "the even game's komi (7x7: 9.5)")
+    figures: tuple[str, ...] = ("3", "4")
+    maluses: tuple[float, ...] | None = setting(None, "Fig. 3 maluses (7x7: 0,1,2,3,4,5)")
+    h1_komis: tuple[float, ...] | None = setting(None, "Fig. 4 H1 komis (7x7: 2.5,1.5,0.5,-0.5,-1.5); '' skips")
+    h2_komis: tuple[float, ...] | None = setting(None, "Fig. 4 H2 komis (7x7: 0.5,8.5,10.5,13.5); '' skips")
+    target_rates: tuple[float, ...] = setting(
+        TARGET_RATES,
+        "Fig. 3: also the maluses at which the malus-0 margins predict these win rates, per opponent; '' none",
     )
-    p.add_argument("--fig4_games", type=int, default=None, help="games per Fig. 4 cell (default: --games)")
-    p.add_argument(
-        "--itself",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="Fig. 3: each strong net also plays its own copy (--no-itself: only the weak nets)",
-    )
-    matches.add_match_flags(p, plot_only="redraw the PNGs from --outdir's summaries")
-    args = p.parse_args(argv)
-    seven = args.board_size == 7
-    for flag, default in (("komi", EVEN_KOMI), ("maluses", MALUSES), ("h1_komis", H1_KOMIS), ("h2_komis", H2_KOMIS)):
-        if getattr(args, flag) is None:
-            if not seven and not args.plot_only:
-                p.error(f"--{flag} has a default for 7x7 only; give it for {args.board_size}x{args.board_size}")
-            setattr(args, flag, default if flag == "komi" else ",".join(f"{v:g}" for v in default))
-    return args
+    fig4_games: int | None = setting(None, "games per Fig. 4 cell (default: --games)")
+    itself: bool = setting(True, "Fig. 3: each strong net also plays its own copy (--no-itself: only the weak nets)")
+    resign_threshold: float | None = None
+    score_visits: int = 1000
+    opening_moves: int = 0
+    restart: bool = setting(False, "replay every cell (default: resume games.csv)")
+    plot_only: bool = setting(False, "redraw the PNGs from --outdir's summaries")
+    max_batch: int = 1024
+    verbose: bool = False
+
+    def check(self) -> None:
+        super().check()
+        if self.board_size != 7 and not self.plot_only:
+            for field in ("komi", "maluses", "h1_komis", "h2_komis"):
+                if getattr(self, field) is None:
+                    raise self.error(
+                        field, f"has a default for 7x7 only; give it for {self.board_size}x{self.board_size}"
+                    )
+
+    def seven(self, field: str):
+        """The value of ``field`` (komi, maluses, h1_komis, h2_komis): its own, else the 7×7 default."""
+        value = getattr(self, field)
+        defaults = dict(komi=EVEN_KOMI, maluses=MALUSES, h1_komis=H1_KOMIS, h2_komis=H2_KOMIS)
+        return defaults[field] if value is None else value
 
 
 def strong_margins(played: Sequence[matches.Played], opponent: str, malus: float = 0.0) -> list[float]:
@@ -401,46 +415,60 @@ def decline_tests(rows: Sequence[dict], group: Sequence[str], order: str, *, hig
             *stat_tables.correct(per_net, "p_fisher_less", "p_fisher_two")]  # fmt: skip
 
 
-def run(args: argparse.Namespace) -> dict[str, list[dict]]:
+def run(settings: Settings) -> dict[str, list[dict]]:
+    """Plays the figures' games and writes the tables and PNGs (with ``plot_only``: redraws the PNGs from the
+    summaries in ``outdir``); returns the summary rows by figure."""
+    if settings.plot_only:
+        summaries = read_summaries(settings.outdir)
+        draw(settings.outdir, summaries)
+        return summaries
+    out = play(settings)
+    for fig, rows in out.items():
+        print(f"\n{fig}:")
+        print(matches.format_table(rows))
+    return out
+
+
+def play(settings: Settings) -> dict[str, list[dict]]:
     """Plays the figures' games and writes the tables and PNGs; returns the summary rows by figure."""
-    figures = set(common.parse_list(args.figures, str))
-    nets = dict(board_size=args.board_size, options=common.player_options(args), seed=args.seed)
-    strong = common.load_nets(args.strong, **nets)
-    weak = common.load_nets(args.weak, **nets)
+    figures = set(settings.figures)
+    nets = dict(board_size=settings.board_size, options=settings.player_options(), seed=settings.seed)
+    strong = common.load_nets(settings.strong, **nets)
+    weak = common.load_nets(settings.weak, **nets)
     if not strong or not weak:
         raise ValueError("need at least one strong and one weak net")
     matches.check_names([*strong, *weak])
-    games_path = common.games_path(args.outdir)
-    if args.restart:
+    games_path = common.games_path(settings.outdir)
+    if settings.restart:
         common.reset_games(games_path)
-    settings = dict(
-        games=args.games,
-        max_batch=args.max_batch,
-        resign_threshold=args.resign_threshold,
-        score_visits=args.score_visits,
-        opening_moves=args.opening_moves,
+    match_kw = dict(
+        games=settings.games,
+        max_batch=settings.max_batch,
+        resign_threshold=settings.resign_threshold,
+        score_visits=settings.score_visits,
+        opening_moves=settings.opening_moves,
         results_path=games_path,
-        sgf_dir=os.path.join(args.outdir, "sgf"),
+        sgf_dir=os.path.join(settings.outdir, "sgf"),
         resume=True,
-        log=common.log_lines(args.verbose),
+        log=common.log_lines(settings.verbose),
     )
     t0 = time.time()
     played: list[matches.Played] = []
     chosen: list[dict] = []
     if "3" in figures:
-        maluses = list(dict.fromkeys(common.parse_list(args.maluses)))
-        targets = common.parse_list(args.target_rates)
+        maluses = list(dict.fromkeys(settings.seven("maluses")))
+        targets = list(settings.target_rates)
         if targets and 0.0 not in maluses:
             raise ValueError("--target_rates chooses maluses from the malus-0 games: put 0 in --maluses")
-        copies = {s.name: [s.replace(name=f"{s.name}-copy")] if args.itself else [] for s in strong}
+        copies = {s.name: [s.replace(name=f"{s.name}-copy")] if settings.itself else [] for s in strong}
         pairs = [(s, opp) for s in strong for opp in [*copies[s.name], *weak]]
         label = {(s.name, opp.name): "itself" if opp.name == f"{s.name}-copy" else opp.name for s, opp in pairs}
-        print_power("Fig. 3", args.games // 2, len(strong), "one colour, a malus against malus 0")
+        print_power("Fig. 3", settings.games // 2, len(strong), "one colour, a malus against malus 0")
 
         def play_fig3(s, opp, ms, seed):
             t = time.time()
-            conditions = matches.malus_conditions("fig3", label[s.name, opp.name], ms, args.komi)
-            new = matches.play_conditions(s, opp, conditions, colours="alternate", seed=seed, **settings)
+            conditions = matches.malus_conditions("fig3", label[s.name, opp.name], ms, settings.seven("komi"))
+            new = matches.play_conditions(s, opp, conditions, colours="alternate", seed=seed, **match_kw)
             played.extend(new)
             rates = " ".join(
                 f"m={r['malus']:g}:{100 * r['win_rate']:.0f}%"
@@ -451,15 +479,15 @@ def run(args: argparse.Namespace) -> dict[str, list[dict]]:
                   flush=True)  # fmt: skip
 
         for k, (s, opp) in enumerate(pairs):
-            play_fig3(s, opp, maluses, args.seed * 100_003 + k * 1_000)
+            play_fig3(s, opp, maluses, settings.seed * 100_003 + k * 1_000)
         if targets:
-            chosen = kept_maluses(os.path.join(args.outdir, "maluses.csv"), set(label.values()), targets)
-            if args.restart or chosen is None:
+            chosen = kept_maluses(os.path.join(settings.outdir, "maluses.csv"), set(label.values()), targets)
+            if settings.restart or chosen is None:
                 chosen = []
                 for opponent in dict.fromkeys(label.values()):
                     for row in choose_maluses(strong_margins(played, opponent), targets):
                         chosen.append({"opponent": opponent, **row})
-                common.write_csv(os.path.join(args.outdir, "maluses.csv"), chosen)
+                common.write_csv(os.path.join(settings.outdir, "maluses.csv"), chosen)
             print("calibrated maluses:", "; ".join(
                 f"{r['opponent']} {100 * r['target_rate']:g}% -> {r['malus']:g} ({100 * r['predicted_rate']:.0f}%)"
                 for r in chosen), flush=True)  # fmt: skip
@@ -467,11 +495,11 @@ def run(args: argparse.Namespace) -> dict[str, list[dict]]:
                 extra = [r["malus"] for r in chosen if r["opponent"] == label[s.name, opp.name]]
                 extra = [m for m in dict.fromkeys(extra) if m not in maluses]
                 if extra:
-                    play_fig3(s, opp, extra, args.seed * 100_003 + k * 1_000 + 500)
+                    play_fig3(s, opp, extra, settings.seed * 100_003 + k * 1_000 + 500)
     if "4" in figures:
         w3 = weak[-1]
-        h1, h2 = common.parse_list(args.h1_komis), common.parse_list(args.h2_komis)
-        fig4_games = args.fig4_games or args.games
+        h1, h2 = settings.seven("h1_komis"), settings.seven("h2_komis")
+        fig4_games = settings.fig4_games or settings.games
         print_power("Fig. 4", fig4_games, len(strong), "a komi against the highest komi of its handicap")
         for k, s in enumerate(strong):
             t = time.time()
@@ -482,15 +510,15 @@ def run(args: argparse.Namespace) -> dict[str, list[dict]]:
             if not conditions:
                 continue
             new = matches.play_conditions(
-                s, w3, conditions, colours="a_white", seed=args.seed * 100_003 + 90_000 + k * 1_000,
-                **{**settings, "games": fig4_games},
+                s, w3, conditions, colours="a_white", seed=settings.seed * 100_003 + 90_000 + k * 1_000,
+                **{**match_kw, "games": fig4_games},
             )  # fmt: skip
             played.extend(new)
             rates = " ".join(
                 f"H{r['handicap']}@{r['komi']:g}:{100 * r['win_rate']:.0f}%" for r in matches.summary_rows(new)
             )
             print(f"fig4 {s.name} (W) vs {w3.name}: {len(new)} games, {time.time() - t:.0f}s; {rates}", flush=True)
-    outdir = args.outdir
+    outdir = settings.outdir
     common.write_csv(os.path.join(outdir, "conditions.csv"), matches.condition_rows(played), matches.CONDITION_COLUMNS)
     summary = matches.summary_rows(played)
     if len(strong) > 1:
@@ -509,7 +537,7 @@ def run(args: argparse.Namespace) -> dict[str, list[dict]]:
     if out.get("fig4"):
         tests = decline_tests(out["fig4"], ("strong", "handicap"), "komi", highest_first=True)
         common.write_csv(os.path.join(outdir, "fig4_tests.csv"), tests)
-    handicaps = [0] + ([2] if "4" in figures and common.parse_list(args.h2_komis) else [])
+    handicaps = [0] + ([2] if "4" in figures and settings.seven("h2_komis") else [])
     common.write_csv(os.path.join(outdir, "start_positions.csv"), matches.start_positions([*strong, *weak], handicaps))
     draw(outdir, out)
     print(f"{len(played)} games in {time.time() - t0:.0f}s; wrote {outdir}", flush=True)
@@ -539,17 +567,8 @@ def read_summaries(outdir: str) -> dict[str, list[dict]]:
 
 
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    args = parse_args(argv)
-
-    def body():
-        if args.plot_only:
-            draw(args.outdir, read_summaries(args.outdir))
-            return
-        for fig, rows in run(args).items():
-            print(f"\n{fig}:")
-            print(matches.format_table(rows))
-
-    return common.run_main(__file__, body, exit_on_error=exit_on_error, outdir=args.outdir)
+    """The command line: a flag per field of :class:`Settings`."""
+    return common.main(__name__, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "CONDITION_COLUMNS",
     "NO_SGFS",
-    "add_match_flags",
     "check_names",
     "Condition",
     "malus_conditions",
@@ -54,8 +53,8 @@ __all__ = [
 ]
 
 # The zoo's 7×7 nets: the papers' S1–S3 and W1–W3.
-STRONG = "zoo:go7-S1,zoo:go7-S2,zoo:go7-S3"
-WEAK = "zoo:go7-W1,zoo:go7-W2,zoo:go7-W3"
+STRONG = ("zoo:go7-S1", "zoo:go7-S2", "zoo:go7-S3")
+WEAK = ("zoo:go7-W1", "zoo:go7-W2", "zoo:go7-W3")
 
 # The summary CSVs' columns (one row per cell and colour of the strong net).
 SUMMARY_COLUMNS = tuple(
@@ -67,27 +66,6 @@ CONDITION_COLUMNS = tuple("black white komi handicap figure strong opponent stro
 _TEXT = ("figure", "strong", "opponent", "strong_colour", "distinct_games")
 # The distinct-games cell of games whose SGFs are missing (older tables left it empty).
 NO_SGFS = "no SGFs"
-
-
-def add_match_flags(parser, *, plot_only: str, max_batch: bool = True) -> None:
-    """The flags of the experiments that play strong nets in lockstep matches (handicap, recovery, score
-    targeting): the strong nets, resigning, random openings, redrawing and logging.
-
-    Args:
-      parser: the script's parser (:func:`experiments.common.make_parser`).
-      plot_only: the help of ``--plot_only``: what it redraws from ``--outdir``.
-      max_batch: whether there is a ``--max_batch`` (games per lockstep match).
-    """
-    common.add_flags(
-        parser, strong=STRONG, resign_threshold=common.Default.NONE, score_visits=1000, opening_moves=0,
-        plot_only=plot_only,
-        helps={"strong": "strong nets: comma list of [NAME=]SPEC",
-               "resign_threshold": "resign below this value (default: never, played out)",
-               "score_visits": "the score estimate's search at a resignation"},
-    )  # fmt: skip
-    if max_batch:
-        parser.add_argument("--max_batch", type=int, default=1024, help="most games per lockstep match")
-    parser.add_argument("--verbose", action="store_true", help="a line per game")
 
 
 def check_names(nets: Sequence[players.Player]) -> None:
@@ -473,14 +451,14 @@ def colour_record(games: list[results.GameResult], player: str, colour: str) -> 
     }
 
 
-def pairing_settings(args, k: int, results_path: str) -> match.MatchSettings:
-    """The k-th Elo pairing's match: ``args.games`` games at ``args.komi``, colours
-    alternating, ``args.opening_moves`` random opening moves, its own seed."""
+def pairing_settings(settings, k: int, results_path: str) -> match.MatchSettings:
+    """The k-th Elo pairing's match: ``settings.games`` games at ``settings.komi``, colours
+    alternating, ``settings.opening_moves`` random opening moves, its own seed."""
     return match.MatchSettings(
-        games=args.games,
-        komi=args.komi,
-        seed=args.seed * 100_003 + k,
-        opening_moves=args.opening_moves,
+        games=settings.games,
+        komi=settings.komi,
+        seed=settings.seed * 100_003 + k,
+        opening_moves=settings.opening_moves,
         score_visits=None,
         results_path=results_path,
     )
@@ -489,18 +467,18 @@ def pairing_settings(args, k: int, results_path: str) -> match.MatchSettings:
 def play_pairings(
     nets: dict[str, players.Player],
     pairs: Sequence[tuple[str, str]],
-    args,
+    settings,
     *,
     sgf_root: str | None = None,
 ) -> list[results.GameResult]:
-    """Plays each pairing of ``pairs`` (names of ``nets``) into ``<args.outdir>/games.csv``
-    (``args``: a script's flags, with ``games``, ``komi``, ``seed``, ``opening_moves``,
+    """Plays each pairing of ``pairs`` (names of ``nets``) into ``<settings.outdir>/games.csv``
+    (``settings``: an experiment's settings, with ``games``, ``komi``, ``seed``, ``opening_moves``,
     ``outdir`` and ``restart``).
 
-    The k-th pairing is :func:`pairing_settings` ``(args, k)`` (with
+    The k-th pairing is :func:`pairing_settings` ``(settings, k)`` (with
     ``sgf_root``, its SGFs go to ``<sgf_root>/<a>-<b>``). A pairing is keyed by
     its two names whatever their order, and the table resumes: pairings
-    already played in full are kept, unless ``args.restart``.
+    already played in full are kept, unless ``settings.restart``.
 
     Returns:
       The games of these pairings in the table afterwards (others are left out).
@@ -511,10 +489,11 @@ def play_pairings(
         return tuple(sorted(pair))
 
     def play(pair, results_path):
-        settings = pairing_settings(args, pairs.index(pair), results_path)
+        match_settings = pairing_settings(settings, pairs.index(pair), results_path)
         if sgf_root:
-            settings = dataclasses.replace(settings, sgf_dir=os.path.join(sgf_root, f"{pair[0]}-{pair[1]}"))
-        return arena.play_match(nets[pair[0]], nets[pair[1]], settings)
+            sgf_dir = os.path.join(sgf_root, f"{pair[0]}-{pair[1]}")
+            match_settings = dataclasses.replace(match_settings, sgf_dir=sgf_dir)
+        return arena.play_match(nets[pair[0]], nets[pair[1]], match_settings)
 
     def report(pair, games):
         s = results.summarize(games, pair[0])
@@ -523,11 +502,11 @@ def play_pairings(
     played = common.play_cells(
         pairs,
         play,
-        path=common.games_path(args.outdir),
-        games=args.games,
+        path=common.games_path(settings.outdir),
+        games=settings.games,
         key=key,
         game_key=lambda g: key((g.black, g.white)),
-        resume=not args.restart,
+        resume=not settings.restart,
         report=report,
     )
     wanted = {key(pair) for pair in pairs}

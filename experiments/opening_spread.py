@@ -57,7 +57,6 @@ and the PNG from ``games.csv`` (with the flags' ``--random_moves``,
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import os
@@ -68,6 +67,7 @@ import numpy as np
 import scipy.stats
 
 from experiments import common
+from experiments.common import setting
 from saijax import go, player_cli, selfplay, stats
 
 POLICIES = ("visits", "improved")
@@ -75,16 +75,43 @@ POLICIES = ("visits", "improved")
 FAIR_KOMI = {5: 25.0, 7: 9.0}
 
 
-def delta_komis(args) -> tuple[float, float]:
-    """The two komis Δ is taken between: ``--delta_komis``, else the board's fair komi ± ½ (else ``--komi`` − 1
-    and ``--komi``)."""
-    if args.delta_komis:
-        komis = common.parse_list(args.delta_komis, float)
-        if len(komis) != 2:
-            raise ValueError(f"--delta_komis: two komis, lo,hi, not {args.delta_komis!r}")
-        return komis[0], komis[1]
-    fair = FAIR_KOMI.get(args.board_size)
-    return (fair - 0.5, fair + 0.5) if fair is not None else (args.komi - 1.0, args.komi)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """The settings (the module docstring)."""
+
+    games: int = setting(128, "games per opening policy")
+    visits: int = 32
+    net: str = setting("", "zoo:<name>, a checkpoint, or an entry of --zoo_dir (required)")
+    zoo_dir: str = setting("", "a private zoo directory (e.g. an ablation's nets/)")
+    komi: float = 9.5
+    opening_policies: tuple[str, ...] = setting(POLICIES, "the opening policies: visits, improved")
+    random_moves: int = setting(8, "sampled opening moves (configs/go7.py: 8)")
+    batch: int = setting(64, "games in lockstep")
+    delta_komis: tuple[float, ...] = setting(
+        (),
+        "the two komis Δ is taken between, as lo,hi (default: the board's fair komi ± 0.5, 8.5,9.5 on 7×7 and "
+        "24.5,25.5 on 5×5; else --komi − 1 and --komi)",
+    )
+    plot_only: bool = setting(False, "rebuild the tables and PNG from --outdir's games.csv")
+
+    def check(self) -> None:
+        super().check()
+        if not self.net and not self.plot_only:
+            raise self.error("net", "is required (unless plot_only)")
+        for policy in self.opening_policies:
+            if policy not in POLICIES:
+                raise self.error("opening_policies", f"{policy!r} is not one of {POLICIES}")
+        if len(self.delta_komis) not in (0, 2):
+            raise self.error("delta_komis", "needs two komis, lo,hi")
+
+
+def delta_komis(settings: Settings) -> tuple[float, float]:
+    """The two komis Δ is taken between: ``delta_komis``, else the board's fair komi ± ½ (else ``komi`` − 1
+    and ``komi``)."""
+    if settings.delta_komis:
+        return settings.delta_komis[0], settings.delta_komis[1]
+    fair = FAIR_KOMI.get(settings.board_size)
+    return (fair - 0.5, fair + 0.5) if fair is not None else (settings.komi - 1.0, settings.komi)
 
 
 def delta_beta(delta: float) -> float:
@@ -107,35 +134,35 @@ def load_net(spec: str, zoo_dir: str, options: player_cli.PlayerOptions, board_s
     return player
 
 
-def play_games(player, policy: str, args) -> list[selfplay.FinishedGame]:
-    """``args.games`` played-out self-play games of ``player`` from the empty board."""
+def play_games(player, policy: str, settings: Settings) -> list[selfplay.FinishedGame]:
+    """``settings.games`` played-out self-play games of ``player`` from the empty board."""
     rules = go.GoRules(player.board_size)
     config = selfplay.SelfPlayConfig(
-        batch_size=min(args.batch, args.games),
+        batch_size=min(settings.batch, settings.games),
         chunk_moves=8,
         komi_mode="fixed",
-        komi=args.komi,
+        komi=settings.komi,
         branch_prob=0.0,
-        random_moves=args.random_moves,
+        random_moves=settings.random_moves,
         opening_policy=policy,
-        noise_moves=args.random_moves,
+        noise_moves=settings.random_moves,
         resign_threshold=-1.0,
         no_resign_fraction=0.0,
     )
     search_config = dataclasses.replace(player.config, gumbel_scale=1.0)
     chunk = selfplay.make_chunk_fn(player.evaluator, rules, search_config, config)
-    key = jax.random.PRNGKey(args.seed)
+    key = jax.random.PRNGKey(settings.seed)
     sp = selfplay.init_selfplay(rules, config, jax.random.fold_in(key, 0), 0.0, 1.0)
     collector = selfplay.GameCollector(rules)
     games, i = [], 0
-    while len(games) < args.games:
+    while len(games) < settings.games:
         sp, records = chunk(player.variables, sp, jax.random.fold_in(key, 1 + i), jnp.float32(0), jnp.float32(1))
         games.extend(collector.add_chunk(records, 0)[1])
         i += 1
-    return sorted(games, key=lambda g: g.game_id)[: args.games]
+    return sorted(games, key=lambda g: g.game_id)[: settings.games]
 
 
-def summarise(policy: str, board_margins: list[float], openings: list[tuple], args) -> dict:
+def summarise(policy: str, board_margins: list[float], openings: list[tuple], settings: Settings) -> dict:
     """One policy's row of ``summary.csv``: Black's board margins (komi left out) and each game's random moves.
 
     ``implied_beta`` is π / (√3 · sd), the β a logistic spread of the margins would give; it is not what the net
@@ -148,9 +175,9 @@ def summarise(policy: str, board_margins: list[float], openings: list[tuple], ar
     row = {
         "opening_policy": policy,
         "games": len(board),
-        "random_moves": args.random_moves,
-        "visits": args.visits,
-        "komi": args.komi,
+        "random_moves": settings.random_moves,
+        "visits": settings.visits,
+        "komi": settings.komi,
         "mean_board_margin": float(board.mean()),
         "sd_board_margin": sd,
         "implied_beta": math.pi / (math.sqrt(3.0) * sd) if sd > 0 else math.inf,
@@ -161,7 +188,7 @@ def summarise(policy: str, board_margins: list[float], openings: list[tuple], ar
         lo, hi = stats.wilson_interval(wins, len(board))
         row |= {f"black_wins_{komi:g}": wins, f"black_rate_{komi:g}": wins / len(board)}
         row |= {f"black_rate_{komi:g}_lo": lo, f"black_rate_{komi:g}_hi": hi}
-    lo_komi, hi_komi = delta_komis(args)
+    lo_komi, hi_komi = delta_komis(settings)
     delta = float(np.mean(board > lo_komi) - np.mean(board > hi_komi)) if len(board) else math.nan
     row |= {"delta_komi_lo": lo_komi, "delta_komi_hi": hi_komi, "delta": delta, "delta_beta": delta_beta(delta)}
     return row
@@ -191,15 +218,15 @@ def plot(games_rows: list[dict], path: str) -> str:
     return common.save_figure(fig, path)
 
 
-def run(args) -> list[dict]:
-    if args.plot_only:
-        return plot_only(args)
-    player = load_net(args.net, args.zoo_dir, common.player_options(args), args.board_size)
+def run(settings: Settings) -> list[dict]:
+    """Plays the self-play games of every opening policy and writes the tables and the PNG (with ``plot_only``:
+    rebuilds them from ``outdir``'s games.csv); returns the summary."""
+    if settings.plot_only:
+        return plot_only(settings)
+    player = load_net(settings.net, settings.zoo_dir, settings.player_options(), settings.board_size)
     summary, game_rows = [], []
-    for policy in common.parse_list(args.opening_policies, str):
-        if policy not in POLICIES:
-            raise ValueError(f"--opening_policies: {policy!r} is not one of {POLICIES}")
-        games = play_games(player, policy, args)
+    for policy in settings.opening_policies:
+        games = play_games(player, policy, settings)
         for g in games:
             game_rows.append(
                 {
@@ -212,10 +239,10 @@ def run(args) -> list[dict]:
                 }
             )
         summary.append(summarise(policy, [g.margin + g.komi for g in games],
-                                 [g.actions[: args.random_moves] for g in games], args))  # fmt: skip
+                                 [g.actions[: settings.random_moves] for g in games], settings))  # fmt: skip
         _print_row(summary[-1])
-    common.write_csv(os.path.join(args.outdir, "games.csv"), game_rows)
-    return write_tables(game_rows, summary, args)
+    common.write_csv(os.path.join(settings.outdir, "games.csv"), game_rows)
+    return write_tables(game_rows, summary, settings)
 
 
 def _print_row(r: dict) -> None:
@@ -229,59 +256,41 @@ def _print_row(r: dict) -> None:
     )
 
 
-def write_tables(game_rows: list[dict], summary: list[dict], args) -> list[dict]:
+def write_tables(game_rows: list[dict], summary: list[dict], settings: Settings) -> list[dict]:
     """Writes ``summary.csv``, ``tests.csv`` (two policies) and the PNG; returns the summary."""
     if len(summary) == 2:
         tests = compare(game_rows, *(r["opening_policy"] for r in summary))
-        common.write_csv(os.path.join(args.outdir, "tests.csv"), [tests], digits=4)
+        common.write_csv(os.path.join(settings.outdir, "tests.csv"), [tests], digits=4)
         print(
             f"{tests['a']} vs {tests['b']}: mean margin Welch p = {tests['welch_p']:.3g}, "
             f"spread Levene p = {tests['levene_p']:.3g}"
         )
-    common.write_csv(os.path.join(args.outdir, "summary.csv"), summary, digits=4)
-    plot(game_rows, os.path.join(args.outdir, "opening_spread.png"))
+    common.write_csv(os.path.join(settings.outdir, "summary.csv"), summary, digits=4)
+    plot(game_rows, os.path.join(settings.outdir, "opening_spread.png"))
     return summary
 
 
-def plot_only(args) -> list[dict]:
+def plot_only(settings: Settings) -> list[dict]:
     """Rebuilds ``summary.csv``, ``tests.csv`` and the PNG from ``--outdir``'s ``games.csv`` (its ``opening``
     column holds the first 8 moves, so ``--random_moves`` up to 8), with the flags' random moves and visits."""
-    path = os.path.join(args.outdir, "games.csv")
+    path = os.path.join(settings.outdir, "games.csv")
     if not os.path.exists(path):
         raise ValueError(f"--plot_only: {path} does not exist (run the experiment first)")
-    if args.random_moves > 8:
-        raise ValueError(f"--plot_only: games.csv keeps 8 opening moves, not --random_moves={args.random_moves}")
+    if settings.random_moves > 8:
+        raise ValueError(f"--plot_only: games.csv keeps 8 opening moves, not --random_moves={settings.random_moves}")
     game_rows = common.read_csv(path, text=("opening_policy", "opening"))
     summary = []
     for policy in dict.fromkeys(r["opening_policy"] for r in game_rows):
         rows = [r for r in game_rows if r["opening_policy"] == policy]
-        openings = [tuple(r["opening"].split()[: args.random_moves]) for r in rows]
-        summary.append(summarise(policy, [float(r["board_margin"]) for r in rows], openings, args))
+        openings = [tuple(r["opening"].split()[: settings.random_moves]) for r in rows]
+        summary.append(summarise(policy, [float(r["board_margin"]) for r in rows], openings, settings))
         _print_row(summary[-1])
-    return write_tables(game_rows, summary, args)
-
-
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(
-        __file__, __doc__, games=128, games_help="games per opening policy", visits=32, net="", zoo_dir="", komi=9.5,
-        plot_only="rebuild the tables and PNG from --outdir's games.csv",
-        helps={"net": "zoo:<name>, a checkpoint, or an entry of --zoo_dir (required)",
-               "zoo_dir": "a private zoo directory (e.g. an ablation's nets/)"},
-    )  # fmt: skip
-    p.add_argument("--opening_policies", default="visits,improved")
-    p.add_argument("--random_moves", type=int, default=8, help="sampled opening moves (configs/go7.py: 8)")
-    p.add_argument("--batch", type=int, default=64, help="games in lockstep")
-    p.add_argument("--delta_komis", default="",
-                   help="the two komis Δ is taken between, as lo,hi (default: the board's fair komi ± 0.5, "
-                        "8.5,9.5 on 7×7 and 24.5,25.5 on 5×5; else --komi − 1 and --komi)")  # fmt: skip
-    args = p.parse_args(argv)
-    if not args.net and not args.plot_only:
-        p.error("--net is required (unless --plot_only)")
-    return args
+    return write_tables(game_rows, summary, settings)
 
 
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
+    """The command line: a flag per field of :class:`Settings`."""
+    return common.main(__name__, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":

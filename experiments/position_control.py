@@ -166,20 +166,22 @@ too).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import os
 import time
+from collections.abc import Sequence
+from typing import Literal
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from experiments import common, stat_tables
+from experiments.common import setting
 from saijax import arena, control, go, gtp_match, match, player_cli, players, results, sgf, stats
 
-METHODS = "none,naive,A,B,C:1,C:2.5,endgame:2,endgame:5"
+METHODS = ("none", "naive", "A", "B", "C:1", "C:2.5", "endgame:2", "endgame:5")
 DOMINANCE_RATE = 0.95  # the uncontrolled net should win at least this often (the paper's won every game)
 STARTS = "@starts"  # the label suffix of conditions played from the endgame starts
 LEELA_PLUS = "C:2.5" + STARTS  # Table 7's Leela+ (Leela_ABC25 from the starts), Algorithm 1's comparison
@@ -226,13 +228,14 @@ class Condition:
     starts: bool = False  # played from the endgame starts
 
 
-def parse_conditions(text: str, *, target_winrate: float = 0.5) -> list[Condition]:
-    """``"none,naive,A,B,C:1,C:2.5,endgame:2,C:2.5@starts"`` as conditions (module docstring).
+def parse_conditions(text: str | Sequence[str], *, target_winrate: float = 0.5) -> list[Condition]:
+    """``"none,naive,A,B,C:1,C:2.5,endgame:2,C:2.5@starts"`` (or a sequence of those) as conditions (module
+    docstring).
 
     A condition with the suffix ``@starts`` is played from the endgame starts.
     """
     out = []
-    for item in (x.strip() for x in text.split(",")):
+    for item in (x.strip() for x in (text.split(",") if isinstance(text, str) else text)):
         if not item:
             continue
         from_starts = item.endswith(STARTS)
@@ -329,6 +332,60 @@ class Opponent:
     level: int | None = None
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """The settings (the module docstring). ``opponent_options``: how a net opponent plays (None: as the net's
+    player fields say, without position control or style); on the command line the ``--opponent_`` player
+    flags."""
+
+    games: int = setting(16, "games per condition, colours alternating")
+    visits: int = 128
+    net: str = setting("zoo:go7-S1", "the strong net: a checkpoint or zoo:<name>")
+    opponent: str = setting("gnugo", "the weaker player: gnugo (at --level), gnugo:LEVEL or a net [NAME=]SPEC")
+    opponent_options: player_cli.PlayerOptions | None = dataclasses.field(
+        default=None, metadata={"prefix": "opponent_"}
+    )
+    level: int = setting(10, "GNU Go's level (it never resigns)")
+    black_komi: float = 9.5
+    white_komi: float = 9.5
+    opening_moves: int | None = setting(
+        None, "random opening moves per colour pair (default: 4 against a net, 0 against GNU Go)"
+    )
+    timeout: float = 120.0
+    methods: tuple[str, ...] = setting(METHODS, "none, naive, A, B[:c], C[:c], endgame[:gamma] each")
+    target_winrate: float = setting(0.5, "Method A's target")
+    equivalence_margin: float = setting(0.10, "TOST: the win rate within 1/2 ± this")
+    endgame_starts: int = setting(
+        0,
+        "play the endgame conditions (and none@starts) from this many near-even endgame positions, each with "
+        "both colours (0: endgame from the first move)",
+    )
+    endgame_rival: Literal["self", "opponent"] = setting(
+        "self", "who the strong net plays to make the endgame starts: a copy of itself or the --opponent net"
+    )
+    endgame_ply: int = setting(24, "the endgame starts' ply (about 60%% of a 7x7 game)")
+    endgame_band: float = setting(3.0, "keep starts whose |α + k| for the side to move is below this")
+    overwrite: bool = setting(False, "replay conditions (and remake starts) already in --outdir")
+    summarize_only: bool = setting(False, "only rebuild the tables and the PNG")
+
+    def check(self) -> None:
+        super().check()
+        if self.endgame_starts < 0:
+            raise self.error("endgame_starts", "needs an int >= 0")
+        if self.endgame_ply < 1:
+            raise self.error("endgame_ply", "needs an int >= 1")
+        if self.endgame_band <= 0:
+            raise self.error("endgame_band", "needs a number > 0")
+        if not 0 < self.equivalence_margin < 0.5:
+            raise self.error("equivalence_margin", "needs a number in (0, 0.5)")
+
+    def opponent_player_options(self) -> player_cli.PlayerOptions:
+        """How a net opponent plays: ``opponent_options``, else the player fields without control or style."""
+        if self.opponent_options is not None:
+            return self.opponent_options
+        return dataclasses.replace(self.player_options(), control="off", control_options=(), style="off")
+
+
 def gnugo_level(spec: str, level: int) -> int | None:
     """GNU Go's level if ``--opponent`` names it (``gnugo`` at ``level``, or ``gnugo:LEVEL``), else None."""
     spec = str(spec).strip()
@@ -344,27 +401,27 @@ def gnugo_level(spec: str, level: int) -> int | None:
     return None
 
 
-def load_opponent(args, base: players.Player) -> Opponent:
-    """The opponent of ``--opponent``: GNU Go, or a net playing as the ``--opponent_`` player flags say."""
-    level = gnugo_level(args.opponent, args.level)
+def load_opponent(settings: Settings, base: players.Player) -> Opponent:
+    """The opponent of ``opponent``: GNU Go, or a net playing as ``opponent_options`` say."""
+    level = gnugo_level(settings.opponent, settings.level)
     if level is not None:
         return Opponent(f"gnugo-l{level} (never resigns)", f"gnugo-l{level}", level=level)
-    nets = common.parse_nets(args.opponent)
+    nets = common.parse_nets(settings.opponent)
     if len(nets) != 1:
-        raise ValueError(f"--opponent={args.opponent}: one net, [NAME=]SPEC")
-    options = player_cli.options_from_args(args, "opponent_", fallback=common.player_options(args))
-    (net,) = common.load_nets(nets, board_size=args.board_size, options=options, seed=args.seed + 1)
+        raise ValueError(f"--opponent={settings.opponent}: one net, [NAME=]SPEC")
+    options = settings.opponent_player_options()
+    (net,) = common.load_nets(nets, board_size=settings.board_size, options=options, seed=settings.seed + 1)
     if net.name == base.name or net.name.startswith(base.name + "["):
         net = net.replace(name=net.name + "-copy")
     s = search_columns(net)
     return Opponent(f"{net.name}: {s['visits']} visits {s['algorithm']}, noise {s['noise']}", net.name, player=net)
 
 
-def opening_moves(args) -> int:
+def opening_moves(settings: Settings) -> int:
     """The random opening moves per colour pair: ``--opening_moves``, else 4 against a net and 0 against GNU Go."""
-    if args.opening_moves is not None:
-        return int(args.opening_moves)
-    return 0 if gnugo_level(args.opponent, args.level) is not None else 4
+    if settings.opening_moves is not None:
+        return int(settings.opening_moves)
+    return 0 if gnugo_level(settings.opponent, settings.level) is not None else 4
 
 
 def play_games(
@@ -487,7 +544,7 @@ def read_starts(path: str, board_size: int) -> list[dict]:
     return out
 
 
-def endgame_starts(base: players.Player, opponent: Opponent, args) -> list[dict]:
+def endgame_starts(base: players.Player, opponent: Opponent, settings: Settings) -> list[dict]:
     """``--endgame_starts`` near-even positions at ``--endgame_ply``: read from ``endgame_starts.csv``, or made.
 
     The strong net plays a copy of itself, or with ``--endgame_rival=opponent``
@@ -498,9 +555,9 @@ def endgame_starts(base: players.Player, opponent: Opponent, args) -> list[dict]
       ValueError: the file holds other starts than the flags ask for, or
         fewer than N were found.
     """
-    count, ply, band = int(args.endgame_starts), int(args.endgame_ply), float(args.endgame_band)
-    path = os.path.join(args.outdir, "endgame_starts.csv")
-    if os.path.exists(path) and not args.overwrite:
+    count, ply, band = int(settings.endgame_starts), int(settings.endgame_ply), float(settings.endgame_band)
+    path = os.path.join(settings.outdir, "endgame_starts.csv")
+    if os.path.exists(path) and not settings.overwrite:
         starts = read_starts(path, base.board_size)
         if len(starts) < count or any(s["ply"] != ply or abs(s["score_lead"]) >= band for s in starts):
             raise ValueError(
@@ -510,10 +567,10 @@ def endgame_starts(base: players.Player, opponent: Opponent, args) -> list[dict]
             )
         print(f"endgame starts: {count} of {path}", flush=True)
         return starts[:count]
-    if args.endgame_rival == "opponent" and opponent.player is None:
+    if settings.endgame_rival == "opponent" and opponent.player is None:
         raise ValueError("--endgame_rival=opponent needs a net --opponent (GNU Go's games are not played in lockstep)")
-    rival = opponent.player if args.endgame_rival == "opponent" else base.replace(name=base.name + "-copy")
-    opening = max(opening_moves(args), START_OPENING_MOVES)
+    rival = opponent.player if settings.endgame_rival == "opponent" else base.replace(name=base.name + "-copy")
+    opening = max(opening_moves(settings), START_OPENING_MOVES)
     candidates: list[dict] = []
     chosen: list[dict] = []
     for r in range(START_ROUNDS):
@@ -523,11 +580,11 @@ def endgame_starts(base: players.Player, opponent: Opponent, args) -> list[dict]
             rival,
             games=2 * count,
             ply=ply,
-            komi_black=args.black_komi,
-            komi_white=args.white_komi,
+            komi_black=settings.black_komi,
+            komi_white=settings.white_komi,
             opening=opening,
-            seed=args.seed + 1000 + r,
-            sgf_dir=os.path.join(args.outdir, "sgf", "endgame_starts", f"round{r}"),
+            seed=settings.seed + 1000 + r,
+            sgf_dir=os.path.join(settings.outdir, "sgf", "endgame_starts", f"round{r}"),
         )
         chosen = choose_starts(candidates, band=band, count=count)
         ended = sum(not math.isfinite(float(c["score_lead"])) for c in candidates)
@@ -612,7 +669,7 @@ def game_row(
 
 
 def play_condition(
-    condition: Condition, base: players.Player, opponent: Opponent, args, starts: list[dict] | None = None
+    condition: Condition, base: players.Player, opponent: Opponent, settings: Settings, starts: list[dict] | None = None
 ) -> list[dict]:
     """Plays one condition's games against the opponent and measures them.
 
@@ -627,18 +684,18 @@ def play_condition(
         games, opening = 2 * len(starts), 0
         start_moves = tuple(tuple(starts[i // 2]["moves"]) for i in range(games))
     else:
-        games, opening, start_moves = args.games, opening_moves(args), None
-    settings = match.MatchSettings(games=games, seed=args.seed, score_visits=None)
-    a_black = settings.side_a_black()
-    settings = dataclasses.replace(
-        settings,
-        komi=tuple(args.black_komi if b else args.white_komi for b in a_black),
+        games, opening, start_moves = settings.games, opening_moves(settings), None
+    match_settings = match.MatchSettings(games=games, seed=settings.seed, score_visits=None)
+    a_black = match_settings.side_a_black()
+    match_settings = dataclasses.replace(
+        match_settings,
+        komi=tuple(settings.black_komi if b else settings.white_komi for b in a_black),
         opening_moves=opening,
         start_moves=start_moves,
-        sgf_dir=os.path.join(args.outdir, "sgf", condition.label.replace(":", "_")),
+        sgf_dir=os.path.join(settings.outdir, "sgf", condition.label.replace(":", "_")),
     )
-    played = play_games(player, opponent, settings, args.timeout)
-    first = max(settings.start_length(), opening)
+    played = play_games(player, opponent, match_settings, settings.timeout)
+    first = max(match_settings.start_length(), opening)
     return [
         game_row(
             condition,
@@ -898,14 +955,14 @@ def plot(summary: list[dict], path: str, title: str) -> None:
     common.save_figure(fig, path)
 
 
-def _opponent_title(args) -> str:
-    level = gnugo_level(args.opponent, args.level)
-    return f"GNU Go level {level} (never resigns)" if level is not None else args.opponent
+def _opponent_title(settings: Settings) -> str:
+    level = gnugo_level(settings.opponent, settings.level)
+    return f"GNU Go level {level} (never resigns)" if level is not None else settings.opponent
 
 
-def write_outputs(args, order: list[str]) -> list[dict]:
+def write_outputs(settings: Settings, order: list[str]) -> list[dict]:
     """games.csv, summary.csv and the PNG from the condition files in ``--outdir``."""
-    directory = os.path.join(args.outdir, "conditions")
+    directory = os.path.join(settings.outdir, "conditions")
     rows = []
     found = []
     for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
@@ -920,43 +977,47 @@ def write_outputs(args, order: list[str]) -> list[dict]:
     order = [c for c in order if c in found] + [c for c in found if c not in order]
     if not rows:
         raise ValueError(f"no condition files in {directory}")
-    common.write_csv(os.path.join(args.outdir, "games.csv"), rows, GAME_COLUMNS)
-    summary = summarize(rows, order, margin=args.equivalence_margin)
-    common.write_csv(os.path.join(args.outdir, "summary.csv"), summary, SUMMARY_COLUMNS)
+    common.write_csv(os.path.join(settings.outdir, "games.csv"), rows, GAME_COLUMNS)
+    summary = summarize(rows, order, margin=settings.equivalence_margin)
+    common.write_csv(os.path.join(settings.outdir, "summary.csv"), summary, SUMMARY_COLUMNS)
     plot(
         summary,
-        os.path.join(args.outdir, "position_control.png"),
-        f"{args.net} vs {_opponent_title(args)}, {args.visits} visits, colours alternating",
+        os.path.join(settings.outdir, "position_control.png"),
+        f"{settings.net} vs {_opponent_title(settings)}, {settings.visits} visits, colours alternating",
     )
     return summary
 
 
-def run(args) -> list[dict]:
-    conditions = parse_conditions(args.methods, target_winrate=args.target_winrate)
-    gnugo_level(args.opponent, args.level)  # a bad --opponent fails before anything is played
-    if args.endgame_starts:
+def run(settings: Settings) -> list[dict]:
+    """Plays every condition not yet in ``outdir`` (none with ``summarize_only``) and writes the tables and the
+    PNG from the condition files; returns the summary."""
+    conditions = parse_conditions(settings.methods, target_winrate=settings.target_winrate)
+    gnugo_level(settings.opponent, settings.level)  # a bad --opponent fails before anything is played
+    if settings.endgame_starts:
         conditions = with_endgame_starts(conditions)
     elif any(c.starts for c in conditions):
-        raise ValueError(f"--methods={args.methods}: a condition @starts needs --endgame_starts")
+        raise ValueError(f"--methods={','.join(settings.methods)}: a condition @starts needs --endgame_starts")
     order = [c.label for c in conditions]
-    if not args.summarize_only:
-        os.makedirs(os.path.join(args.outdir, "conditions"), exist_ok=True)
-        options = common.player_options(args)
-        (base,) = common.load_nets([(None, args.net)], board_size=args.board_size, options=options, seed=args.seed)
-        opponent = load_opponent(args, base)
-        start_games = 2 * args.endgame_starts if args.endgame_starts else None
-        for line in power_lines(args.games, start_games, args.equivalence_margin):
+    if not settings.summarize_only:
+        os.makedirs(os.path.join(settings.outdir, "conditions"), exist_ok=True)
+        options = settings.player_options()
+        (base,) = common.load_nets(
+            [(None, settings.net)], board_size=settings.board_size, options=options, seed=settings.seed
+        )
+        opponent = load_opponent(settings, base)
+        start_games = 2 * settings.endgame_starts if settings.endgame_starts else None
+        for line in power_lines(settings.games, start_games, settings.equivalence_margin):
             print(line, flush=True)
-        starts = endgame_starts(base, opponent, args) if args.endgame_starts else None
+        starts = endgame_starts(base, opponent, settings) if settings.endgame_starts else None
         for condition in conditions:
-            path = os.path.join(args.outdir, "conditions", condition.label.replace(":", "_") + ".csv")
-            if os.path.exists(path) and not args.overwrite:
+            path = os.path.join(settings.outdir, "conditions", condition.label.replace(":", "_") + ".csv")
+            if os.path.exists(path) and not settings.overwrite:
                 print(f"{condition.label:>17s}: already played ({path})", flush=True)
                 continue
             t0 = time.time()
-            rows = play_condition(condition, base, opponent, args, starts)
+            rows = play_condition(condition, base, opponent, settings, starts)
             common.write_csv(path, rows, GAME_COLUMNS)
-            s = summarize(rows, [condition.label], margin=args.equivalence_margin)[0]
+            s = summarize(rows, [condition.label], margin=settings.equivalence_margin)[0]
             print(
                 f"{condition.label:>17s}: {s['wins']}/{s['games']} wins, {100 * s['win_rate']:.0f}% "
                 f"[{100 * s['wilson_lo']:.0f}%, {100 * s['wilson_hi']:.0f}%], margin {s['mean_margin']:+.1f} "
@@ -966,7 +1027,7 @@ def run(args) -> list[dict]:
             )
             if condition.label == "none" and dominance_warning([s]):
                 print(dominance_warning([s]), flush=True)
-    summary = write_outputs(args, order)
+    summary = write_outputs(settings, order)
     print(format_summary(summary))
     warning = dominance_warning(summary)
     if warning:
@@ -974,50 +1035,10 @@ def run(args) -> list[dict]:
     return summary
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(
-        __file__, __doc__, games=16, games_help="games per condition, colours alternating", visits=128,
-        net="zoo:go7-S1", opponent="gnugo", level=10, black_komi=9.5, white_komi=9.5,
-        opening_moves=common.Default.NONE, timeout=120.0,
-        helps={"net": "the strong net: a checkpoint or zoo:<name>",
-               "opponent": "the weaker player: gnugo (at --level), gnugo:LEVEL or a net [NAME=]SPEC",
-               "level": "GNU Go's level (it never resigns)",
-               "opening_moves": "random opening moves per colour pair (default: 4 against a net, 0 against GNU Go)"},
-    )  # fmt: skip
-    player_cli.add_player_flags(p, prefix="opponent_")
-    p.add_argument("--methods", default=METHODS, help="comma list: none, naive, A, B[:c], C[:c], endgame[:gamma]")
-    p.add_argument("--target_winrate", type=float, default=0.5, help="Method A's target")
-    p.add_argument("--equivalence_margin", type=float, default=0.10, help="TOST: the win rate within 1/2 ± this")
-    p.add_argument(
-        "--endgame_starts",
-        type=int,
-        default=0,
-        help="play the endgame conditions (and none@starts) from this many near-even endgame positions, each "
-        "with both colours (0: endgame from the first move)",
-    )
-    p.add_argument(
-        "--endgame_rival",
-        choices=("self", "opponent"),
-        default="self",
-        help="who the strong net plays to make the endgame starts: a copy of itself or the --opponent net",
-    )
-    p.add_argument("--endgame_ply", type=int, default=24, help="the endgame starts' ply (about 60%% of a 7x7 game)")
-    p.add_argument(
-        "--endgame_band", type=float, default=3.0, help="keep starts whose |α + k| for the side to move is below this"
-    )
-    p.add_argument("--overwrite", action="store_true", help="replay conditions (and remake starts) already in --outdir")
-    p.add_argument("--summarize_only", action="store_true", help="only rebuild the tables and the PNG")
-    args = p.parse_args(argv)
-    if args.endgame_starts < 0 or args.endgame_ply < 1 or args.endgame_band <= 0:
-        p.error("--endgame_starts must be >= 0, --endgame_ply >= 1 and --endgame_band > 0")
-    if not 0 < args.equivalence_margin < 0.5:
-        p.error("--equivalence_margin must be in (0, 0.5)")
-    return args
-
-
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    # A condition already written stays: rerunning the same command resumes after it.
-    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
+    """The command line: a flag per field of :class:`Settings`. A condition already written stays: rerunning
+    the same command resumes after it."""
+    return common.main(__name__, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":

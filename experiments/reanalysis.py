@@ -52,6 +52,7 @@ output keeps its folder, ``results/reanalysis/``.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import math
 import os
 import re
@@ -61,6 +62,7 @@ import sys
 import scipy.stats
 
 from experiments import common  # an installed package (pyproject.toml): no sys.path needed
+from experiments.common import setting
 from experiments.stat_tables import (  # noqa: F401  (names kept for reanalysis.<name> users)
     ALPHA,
     POINT_LOSING_TESTS,
@@ -660,30 +662,31 @@ def analyse(results_dir: str) -> tuple[dict[str, list[dict]], list[str]]:
     return tables, notes
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.Settings):
+    """Where the shipped tables are read from and the re-analysis goes."""
+
+    outdir: str = "experiments/results/reanalysis"
+    results_dir: str = setting("experiments/results", "the shipped result tables")
+
+
+def run(settings: Settings) -> dict[str, list[dict]]:
+    """Re-analyses ``results_dir``'s tables into ``outdir`` (a CSV each) and prints the summary; returns them."""
+    tables, notes = analyse(settings.results_dir)
+    for name, rows in tables.items():
+        rows = [{k: _significant(v) for k, v in r.items()} for r in rows]
+        common.write_csv(os.path.join(settings.outdir, f"{name}.csv"), rows)
+    for line in summarize(tables):
+        print(line)
+    for note in notes:
+        print("note:", note)
+    print(f"wrote {len(tables)} tables to {settings.outdir}")
+    return tables
+
+
 def main(argv=None) -> int:
-    parser = common.make_parser(
-        __file__,
-        __doc__,
-        outdir="experiments/results/reanalysis",
-        board_size=None,
-        seed=False,
-        player=False,
-    )
-    parser.add_argument("--results_dir", default="experiments/results", help="the shipped result tables")
-    args = parser.parse_args(argv)
-
-    def body():
-        tables, notes = analyse(args.results_dir)
-        for name, rows in tables.items():
-            rows = [{k: _significant(v) for k, v in r.items()} for r in rows]
-            common.write_csv(os.path.join(args.outdir, f"{name}.csv"), rows)
-        for line in summarize(tables):
-            print(line)
-        for note in notes:
-            print("note:", note)
-        print(f"wrote {len(tables)} tables to {args.outdir}")
-
-    return common.run_main(__file__, body, exit_on_error=argv is None)
+    """The command line: a flag per field of :class:`Settings`."""
+    return common.main(__name__, argv, exit_on_error=argv is None)
 
 
 if __name__ == "__main__":

@@ -76,7 +76,7 @@ the per-net rows), ``situations.csv`` (with ``--situations_from``) and
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import math
 import os
 import time
@@ -85,7 +85,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from experiments import common, matches, paired, stat_tables
-from saijax import results, stats
+from experiments.common import setting
+from saijax import player_cli, results, search, stats
 
 # 7×7 defaults (module docstring).
 LAMBDAS = (0.0, 0.5, 1.0)
@@ -224,62 +225,97 @@ def plot_fig7(rows: Sequence[dict], title: str = ""):
     return fig
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(__file__, __doc__, outdir="runs/recovery", games=100, visits=64,
-                           games_help="games per cell (the paper: 400)", opponent=OPPONENT,
-                           lambdas=",".join(f"{v:g}" for v in LAMBDAS), restart="cell",
-                           helps={"opponent": "the weak net, [NAME=]SPEC (the paper's W3)"})  # fmt: skip
-    p.add_argument("--h1_komi", type=float, default=H1_KOMI, help="H1's komi at malus 0")
-    p.add_argument("--h1_maluses", default=",".join(f"{v:g}" for v in H1_MALUSES), help="'' skips H1")
-    p.add_argument("--h2_komi", type=float, default=None, help="H2's komi at malus 0 (7x7: 13.5)")
-    p.add_argument("--h2_maluses", default=",".join(f"{v:g}" for v in H2_MALUSES), help="'' skips H2")
-    p.add_argument(
-        "--situations_from",
-        default=None,
-        help="calibration summaries of experiments/handicap.py, comma list (fig4_summary.csv: H1 and H2; "
-        "fig3_summary.csv: its even game as White is H1): play, per handicap, the komi where the strong nets at "
-        "λ = 0 win --target_rate against --opponent, instead of the --h1/--h2 maluses",
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """Fig. 7's settings (the module docstring). ``mu`` and ``threshold`` are the strong nets' agents' (with
+    each of ``lambdas``); every other net plays λ = μ = 0. ``h2_komi`` has a default for 7×7 only (None:
+    :data:`H2_KOMI`)."""
+
+    outdir: str = "runs/recovery"
+    games: int = setting(100, "games per cell (the paper: 400)")
+    visits: int = 64
+    strong: tuple[str, ...] = matches.STRONG
+    opponent: str = setting(OPPONENT, "the weak net, [NAME=]SPEC (the paper's W3)")
+    lambdas: tuple[float, ...] = LAMBDAS
+    h1_komi: float = setting(H1_KOMI, "H1's komi at malus 0")
+    h1_maluses: tuple[float, ...] = setting(H1_MALUSES, "'' skips H1")
+    h2_komi: float | None = setting(None, "H2's komi at malus 0 (7x7: 13.5)")
+    h2_maluses: tuple[float, ...] = setting(H2_MALUSES, "'' skips H2")
+    situations_from: tuple[str, ...] = setting(
+        (),
+        "calibration summaries of experiments/handicap.py (fig4_summary.csv: H1 and H2; fig3_summary.csv: its "
+        "even game as White is H1): play, per handicap, the komi where the strong nets at λ = 0 win "
+        "--target_rate against --opponent, instead of the --h1/--h2 maluses",
     )
-    p.add_argument("--target_rate", type=float, default=TARGET_RATE, help="with --situations_from: λ = 0's win rate")
-    matches.add_match_flags(p, plot_only="redraw the PNG from --outdir's fig7_summary.csv")
-    args = p.parse_args(argv)
-    if args.h2_komi is None:
-        if args.board_size != 7 and common.parse_list(args.h2_maluses) and not args.plot_only:
-            p.error(f"--h2_komi has a default for 7x7 only; give it for {args.board_size}x{args.board_size}")
-        args.h2_komi = H2_KOMI
-    return args
+    target_rate: float = setting(TARGET_RATE, "with --situations_from: λ = 0's win rate")
+    resign_threshold: float | None = None
+    score_visits: int = 1000
+    opening_moves: int = 0
+    restart: bool = setting(False, "replay every cell (default: resume games.csv)")
+    plot_only: bool = setting(False, "redraw the PNG from --outdir's fig7_summary.csv")
+    max_batch: int = 1024
+    verbose: bool = False
+
+    def check(self) -> None:
+        super().check()
+        n = self.board_size
+        if self.h2_komi is None and n != 7 and self.h2_maluses and not self.plot_only:
+            raise self.error("h2_komi", f"has a default for 7x7 only; give it for {n}x{n}")
+        for lam in self.lambdas:
+            try:
+                search.Agent(lam, self.mu, self.threshold)
+            except ValueError as e:
+                raise self.error("lambdas", f"with mu={self.mu:g}, threshold={self.threshold:g}: {e}") from None
+
+    def player_options(self, **changes) -> player_cli.PlayerOptions:
+        """How the nets play: the player fields at λ = μ = 0 (the strong nets' agents are set per λ)."""
+        return super().player_options(**{"lambda_": 0.0, "mu": 0.0, "threshold": 0.0, **changes})
 
 
-def run(args: argparse.Namespace) -> list[dict]:
+def run(settings: Settings) -> list[dict]:
+    """Plays Fig. 7's games and writes the tables and the PNG (with ``plot_only``: redraws the PNG from
+    ``fig7_summary.csv``); returns the summary rows."""
+    if settings.plot_only:
+        rows = matches.read_summary(os.path.join(settings.outdir, "fig7_summary.csv"))
+        draw(settings.outdir, rows)
+        return rows
+    rows = play(settings)
+    print()
+    print(matches.format_table(rows))
+    return rows
+
+
+def play(settings: Settings) -> list[dict]:
     """Plays Fig. 7's games and writes the tables and the PNG; returns the summary rows."""
-    plain = common.player_options(args, lambda_=0.0, mu=0.0, threshold=0.0)  # the strong nets' agents: below
-    strong = common.load_nets(args.strong, board_size=args.board_size, options=plain, seed=args.seed)
-    opponent = common.load_nets(args.opponent, board_size=args.board_size, options=plain, seed=args.seed)
+    plain = settings.player_options()  # λ = μ = 0: the strong nets' agents are set below
+    strong = common.load_nets(settings.strong, board_size=settings.board_size, options=plain, seed=settings.seed)
+    opponent = common.load_nets(settings.opponent, board_size=settings.board_size, options=plain, seed=settings.seed)
     if not strong or len(opponent) != 1:
         raise ValueError("need at least one strong net and exactly one --opponent")
     opponent = opponent[0]
     matches.check_names([*strong, opponent])
-    lambdas = common.parse_list(args.lambdas)
-    if args.situations_from:
-        if not 0 < args.target_rate < 1:
-            raise ValueError(f"--target_rate is a win rate in (0, 1), not {args.target_rate}")
-        calibration = [r for path in common.parse_list(args.situations_from, str) for r in matches.read_summary(path)]
-        chosen = choose_situations(calibration, args.target_rate, TARGET_BAND, opponent=opponent.name)
-        common.write_csv(common.games_path(args.outdir, "situations.csv"),
-                         [{**r, "source": args.situations_from} for r in chosen])  # fmt: skip
+    h2_komi = H2_KOMI if settings.h2_komi is None else settings.h2_komi
+    lambdas = list(settings.lambdas)
+    if settings.situations_from:
+        if not 0 < settings.target_rate < 1:
+            raise ValueError(f"--target_rate is a win rate in (0, 1), not {settings.target_rate}")
+        calibration = [r for path in settings.situations_from for r in matches.read_summary(path)]
+        chosen = choose_situations(calibration, settings.target_rate, TARGET_BAND, opponent=opponent.name)
+        common.write_csv(common.games_path(settings.outdir, "situations.csv"),
+                         [{**r, "source": ",".join(settings.situations_from)} for r in chosen])  # fmt: skip
         print("situations:", "; ".join(f"H{r['handicap']} komi {r['komi']:g} ({r['how']}, "
                                        f"{100 * r['calibration_rate']:.0f}%)" for r in chosen))  # fmt: skip
-        h1 = [args.h1_komi - r["komi"] for r in chosen if r["handicap"] == 1]
-        h2 = [args.h2_komi - r["komi"] for r in chosen if r["handicap"] == 2]
+        h1 = [settings.h1_komi - r["komi"] for r in chosen if r["handicap"] == 1]
+        h2 = [h2_komi - r["komi"] for r in chosen if r["handicap"] == 2]
     else:
-        h1, h2 = common.parse_list(args.h1_maluses), common.parse_list(args.h2_maluses)
-    cells = conditions(opponent.name, args.h1_komi, h1, args.h2_komi, h2)
+        h1, h2 = list(settings.h1_maluses), list(settings.h2_maluses)
+    cells = conditions(opponent.name, settings.h1_komi, h1, h2_komi, h2)
     if not cells or not lambdas:
         raise ValueError("no situations or no λ values to play")
-    games_path = common.games_path(args.outdir)
-    if args.restart:
+    games_path = common.games_path(settings.outdir)
+    if settings.restart:
         common.reset_games(games_path)
-    per_net = args.games
+    per_net = settings.games
     lines = [f"Fig. 7 power (a λ > 0 cell against λ = 0, one-sided α {stat_tables.ALPHA}, power {stat_tables.POWER}):"]
     for n, label in ((per_net, "per net"), (per_net * len(strong), f"pooled over {len(strong)} strong nets")):
         lines.append("  " + stat_tables.detectable_line(n, label, (0.03, 0.065, 0.1), "higher"))
@@ -290,7 +326,7 @@ def run(args: argparse.Namespace) -> list[dict]:
     played, agents, base_name = [], {}, {}
     for i, s in enumerate(strong):
         for lam in lambdas:
-            player = s.with_agent(lambda_=lam, mu=args.mu, threshold=args.threshold, rename=True)
+            player = s.with_agent(lambda_=lam, mu=settings.mu, threshold=settings.threshold, rename=True)
             agents[player.name] = (player.agent.lambda_, player.agent.mu)
             base_name[player.name] = s.name
             t = time.time()
@@ -298,17 +334,17 @@ def run(args: argparse.Namespace) -> list[dict]:
                 player,
                 opponent,
                 cells,
-                games=args.games,
+                games=settings.games,
                 colours="a_white",
-                seed=(args.seed * 1009 + i) * len(cells),  # common to the λ values: common random numbers
-                max_batch=args.max_batch,
-                resign_threshold=args.resign_threshold,
-                score_visits=args.score_visits,
-                opening_moves=args.opening_moves,
+                seed=(settings.seed * 1009 + i) * len(cells),  # common to the λ values: common random numbers
+                max_batch=settings.max_batch,
+                resign_threshold=settings.resign_threshold,
+                score_visits=settings.score_visits,
+                opening_moves=settings.opening_moves,
                 results_path=games_path,
-                sgf_dir=os.path.join(args.outdir, "sgf"),
+                sgf_dir=os.path.join(settings.outdir, "sgf"),
                 resume=True,
-                log=common.log_lines(args.verbose),
+                log=common.log_lines(settings.verbose),
             )
             played.extend(new)
             rates = " ".join(
@@ -316,17 +352,19 @@ def run(args: argparse.Namespace) -> list[dict]:
             )
             print(f"fig7 {player.name} (W) vs {opponent.name}: {len(new)} games, {time.time() - t:.0f}s; {rates}")
     common.write_csv(
-        os.path.join(args.outdir, "conditions.csv"), matches.condition_rows(played, agents), matches.CONDITION_COLUMNS
+        os.path.join(settings.outdir, "conditions.csv"),
+        matches.condition_rows(played, agents),
+        matches.CONDITION_COLUMNS,
     )
     rows = matches.summary_rows(played, agents)
     for r in rows:
         r["strong"] = base_name[r["strong"]]  # the λ column tells the agents apart
     if len(strong) > 1:
         rows += matches.pooled_rows(rows, POOLED)
-    common.write_csv(os.path.join(args.outdir, "fig7_summary.csv"), rows, matches.SUMMARY_COLUMNS)
-    common.write_csv(os.path.join(args.outdir, "fig7_tests.csv"), lambda_tests(played, agents, base_name))
-    draw(args.outdir, rows)
-    print(f"{len(played)} games in {time.time() - t0:.0f}s; wrote {args.outdir}", flush=True)
+    common.write_csv(os.path.join(settings.outdir, "fig7_summary.csv"), rows, matches.SUMMARY_COLUMNS)
+    common.write_csv(os.path.join(settings.outdir, "fig7_tests.csv"), lambda_tests(played, agents, base_name))
+    draw(settings.outdir, rows)
+    print(f"{len(played)} games in {time.time() - t0:.0f}s; wrote {settings.outdir}", flush=True)
     return rows
 
 
@@ -425,17 +463,8 @@ def draw(outdir: str, rows: Sequence[dict]) -> str:
 
 
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    args = parse_args(argv)
-
-    def body():
-        if args.plot_only:
-            draw(args.outdir, matches.read_summary(os.path.join(args.outdir, "fig7_summary.csv")))
-            return
-        rows = run(args)
-        print()
-        print(matches.format_table(rows))
-
-    return common.run_main(__file__, body, exit_on_error=exit_on_error, outdir=args.outdir)
+    """The command line: a flag per field of :class:`Settings`."""
+    return common.main(__name__, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":

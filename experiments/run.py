@@ -6,10 +6,13 @@ A claim's config (``experiments/configs/<claim>.py``, an ml_collections
 ConfigDict like the training configs of ``configs/``) declares:
 
 * ``science``: the module of ``experiments/`` whose games and science the
-  claim uses (its ``main`` plays, its ``claim_tests`` tests);
+  claim uses (its ``run(settings)`` plays, its ``claim_tests`` tests);
 * ``match`` and ``runs``: the settings every run shares, and per run (a
-  set of cells: players, agents, komi or handicap, colours, openings) that
-  module's settings, typed; a list is a comma list;
+  set of cells: players, agents, komi or handicap, colours, openings) the
+  rest: together, the fields of that module's ``Settings``
+  (:class:`experiments.common.Settings`), which the runner builds
+  (:func:`settings`) and runs, as big_vision builds a module's evaluator
+  from its config: no command line in between;
 * ``families``: the test families, each the rows it holds and how many,
   declared before any game is played (:mod:`experiments.paired`);
 * ``shipped``: per run, the results folder its shipped games are in;
@@ -24,7 +27,8 @@ and Holm/BH within it (also without the games ended by the move cap), and
 ``<outdir>/verdicts.csv`` each verdict's old and new p. With
 ``--config.redraw=True`` the shipped folders' own tables and figures are
 rebuilt from their CSVs too (each with its run's own settings, then
-``rebuild``: the science module's flags for that). ``--config.play=True``
+``rebuild``: the settings that make the module redraw, e.g.
+``dict(plot_only=True)``). ``--config.play=True``
 plays every run into ``<outdir>/<run>/`` (resuming what is there) and tests
 those games instead; ``--config.only=<run>[,<run>...]`` plays only those
 runs (the others' shipped games are tested beside them).
@@ -32,6 +36,8 @@ runs (the others' shipped games are tested beside them).
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import importlib
 import os
 import warnings
@@ -49,7 +55,7 @@ def claim_config(science: str, **fields) -> ml_collections.ConfigDict:
     """A claim's config (the module docstring): ``science``'s, results in ``experiments/results/<science>/``,
     nothing played or redrawn, no runs compared, unless ``fields`` say otherwise."""
     defaults = dict(outdir=f"experiments/results/{science}", play=False, redraw=False, only="", compare=[],
-                    verdicts=[], families={}, figures={}, rebuild=[])  # fmt: skip
+                    verdicts=[], families={}, figures={}, rebuild={})  # fmt: skip
     return ml_collections.ConfigDict({"science": science, **defaults, **fields})
 
 
@@ -58,27 +64,32 @@ def science(config):
     return importlib.import_module(f"experiments.{config.science}")
 
 
-def argv(settings: Mapping) -> list[str]:
-    """A science module's command line from typed settings: ``--name=value``, lists comma-joined, True a bare flag."""
-    out = []
-    for name, value in settings.items():
-        if isinstance(value, bool):
-            out += [f"--{name}"] if value else []
-        elif isinstance(value, (list, tuple)):
-            out.append(f"--{name}=" + ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value))
-        else:
-            out.append(f"--{name}={value}")
-    return out
+def settings(config, name: str, **changes) -> common.Settings:
+    """Run ``name``'s settings: the science module's ``Settings`` from the shared ``match`` entries, then the
+    run's own, then ``changes``.
+
+    Raises:
+      ValueError: an entry that is not a field of the module's settings (the message names the entry, where
+        it is and the module), or a bad value (the field and the value).
+    """
+    module = science(config)
+    fields = [f.name for f in dataclasses.fields(module.Settings)]
+    for where, entries in (("match", config.match), (f"runs.{name}", config.runs[name]), ("", changes)):
+        for key in entries:
+            if key not in fields:
+                near = difflib.get_close_matches(key, fields, n=1)
+                hint = f" (did you mean {near[0]!r}?)" if near else f"; its fields are {', '.join(fields)}"
+                raise ValueError(f"{where or 'settings'}: {key!r} is not a setting of "
+                                 f"experiments.{config.science}{hint}")  # fmt: skip
+    try:
+        return module.Settings(**{**config.match, **config.runs[name], **changes})
+    except common.SettingsError as e:
+        raise ValueError(f"runs.{name}: {e}") from None
 
 
-def run_argv(config, name: str) -> list[str]:
-    """Run ``name``'s command line: the shared ``match`` settings, then the run's own."""
-    return argv({**config.match, **config.runs[name]})
-
-
-def _main(module, args: Sequence[str]) -> None:
-    if module.main(list(args)) != 0:
-        raise RuntimeError(f"experiments.{module.__name__.split('.')[-1]} {' '.join(args)} failed")
+def _perform(module, settings: common.Settings) -> None:
+    """Runs the science module on ``settings`` (:func:`experiments.common.perform`)."""
+    common.perform(module.run, settings)
 
 
 def selected(config) -> list[str]:
@@ -96,7 +107,7 @@ def play(config) -> dict[str, str]:
     dirs = {name: config.shipped[name] for name in config.runs if name in config.get("shipped", {})}
     for name in selected(config):
         dirs[name] = os.path.join(config.outdir, name)
-        _main(science(config), [*run_argv(config, name), f"--outdir={dirs[name]}"])
+        _perform(science(config), settings(config, name, outdir=dirs[name]))
     return dirs
 
 
@@ -163,7 +174,7 @@ def run(config) -> list[dict]:
             for name, folder in dirs.items():  # a folder shipped for several runs once, with the first's settings
                 if folder not in redrawn:
                     redrawn.add(folder)
-                    _main(science(config), [*run_argv(config, name), *config.rebuild, f"--outdir={folder}"])
+                    _perform(science(config), settings(config, name, **config.rebuild, outdir=folder))
     rows = tests(config, dirs)
     if hasattr(science(config), "claim_tests"):
         common.write_csv(os.path.join(config.outdir, "paired_tests.csv"), rows)

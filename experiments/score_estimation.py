@@ -40,7 +40,6 @@ Outputs in ``--outdir``: ``games.csv`` (every game and estimate),
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import time
@@ -48,56 +47,60 @@ import time
 import numpy as np
 
 from experiments import common
+from experiments.common import setting
 from saijax import arena, match, stats
 
 OWN = "own search"
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(
-        __file__, __doc__, games=100, games_help="games per opponent, colours alternating", visits=32,
-        strong="zoo:go7-S1", opponents="zoo:go7-S1,zoo:go7-W1,zoo:go7-W2,zoo:go7-W3", scorer="zoo:go7-S1",
-        score_visits_list="1,100,1000", resign_threshold=0.1, komi=9.5, opening_moves=2,
-        helps={"strong": "[NAME=]SPEC of the net that plays every match",
-               "opening_moves": "random first moves per colour pair"},
-    )  # fmt: skip
-    args = p.parse_args(argv)
-    if args.games < 1:
-        p.error("--games must be >= 1")
-    if not 0 < args.resign_threshold < 1:
-        p.error("--resign_threshold must be in (0, 1)")
-    try:
-        visits = common.parse_list(args.score_visits_list, int)
-    except ValueError:
-        visits = []
-    if not visits or min(visits) < 1:
-        p.error("--score_visits_list must be a non-empty list of ints >= 1")
-    return args
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """The settings (the module docstring)."""
+
+    games: int = setting(100, "games per opponent, colours alternating")
+    visits: int = 32
+    strong: str = setting("zoo:go7-S1", "[NAME=]SPEC of the net that plays every match")
+    opponents: tuple[str, ...] = ("zoo:go7-S1", "zoo:go7-W1", "zoo:go7-W2", "zoo:go7-W3")
+    scorer: str = "zoo:go7-S1"
+    score_visits_list: tuple[int, ...] = (1, 100, 1000)
+    resign_threshold: float = 0.1
+    komi: float = 9.5
+    opening_moves: int = setting(2, "random first moves per colour pair")
+
+    def check(self) -> None:
+        super().check()
+        if self.games < 1:
+            raise self.error("games", "needs an int >= 1")
+        if not 0 < self.resign_threshold < 1:
+            raise self.error("resign_threshold", "needs a number in (0, 1)")
+        if not self.score_visits_list or min(self.score_visits_list) < 1:
+            raise self.error("score_visits_list", "needs a non-empty list of ints >= 1")
 
 
-def run(args) -> dict[str, list[dict]]:
-    nets = dict(board_size=args.board_size, options=common.player_options(args), seed=args.seed)
-    (strong,) = common.load_nets(args.strong, **nets)
-    opponents = common.load_nets(args.opponents, **nets)
-    plain = common.player_options(args, lambda_=0.0, mu=0.0, threshold=0.0)
-    (scorer,) = common.load_nets([("scorer", args.scorer)], board_size=args.board_size, options=plain)
-    score_visits = common.parse_list(args.score_visits_list, int)
+def run(settings: Settings) -> dict[str, list[dict]]:
+    """Plays every match at every scorer's visits and writes the tables and the PNG; returns them."""
+    nets = dict(board_size=settings.board_size, options=settings.player_options(), seed=settings.seed)
+    (strong,) = common.load_nets(settings.strong, **nets)
+    opponents = common.load_nets(settings.opponents, **nets)
+    plain = settings.player_options(lambda_=0.0, mu=0.0, threshold=0.0)
+    (scorer,) = common.load_nets([("scorer", settings.scorer)], board_size=settings.board_size, options=plain)
+    score_visits = list(settings.score_visits_list)
     rows = []
     for opponent in opponents:
         if opponent.name == strong.name:
             opponent = opponent.replace(name=f"{opponent.name}'")
         for v in score_visits:
             t0 = time.time()
-            settings = match.MatchSettings(
-                games=args.games,
-                komi=args.komi,
-                seed=args.seed,
-                resign_threshold=args.resign_threshold,
+            match_settings = match.MatchSettings(
+                games=settings.games,
+                komi=settings.komi,
+                seed=settings.seed,
+                resign_threshold=settings.resign_threshold,
                 play_out=True,
                 score_visits=v,
-                opening_moves=args.opening_moves,
+                opening_moves=settings.opening_moves,
             )
-            games = arena.play_match(strong, opponent, settings, scorer=scorer)
+            games = arena.play_match(strong, opponent, match_settings, scorer=scorer)
             for g in games:
                 rows.append({"opponent": opponent.name, "score_visits": v, **dataclasses.asdict(g)})
             fired = sum(g.resign_ply is not None for g in games)
@@ -106,11 +109,11 @@ def run(args) -> dict[str, list[dict]]:
                 f"({time.time() - t0:.0f}s)",
                 flush=True,
             )
-    common.write_csv(os.path.join(args.outdir, "games.csv"), rows)
+    common.write_csv(os.path.join(settings.outdir, "games.csv"), rows)
     summary = summarize(rows, score_visits)
-    common.write_csv(os.path.join(args.outdir, "summary.csv"), summary)
+    common.write_csv(os.path.join(settings.outdir, "summary.csv"), summary)
     print(format_table(summary))
-    plot(rows, score_visits, os.path.join(args.outdir, "score_estimation.png"))
+    plot(rows, score_visits, os.path.join(settings.outdir, "score_estimation.png"))
     return {"games": rows, "summary": summary}
 
 
@@ -185,7 +188,8 @@ def plot(rows: list[dict], score_visits: list[int], path: str) -> str:
 
 
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
+    """The command line: a flag per field of :class:`Settings`."""
+    return common.main(__name__, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":

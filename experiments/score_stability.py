@@ -56,7 +56,6 @@ estimator), ``tests.csv`` and ``score_stability.png``.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import statistics
@@ -68,41 +67,44 @@ import numpy as np
 import scipy.stats
 
 from experiments import common, stat_tables
+from experiments.common import setting
 from saijax import arena, go, match, players, results, sgf, stats
 
 ROOT = "root α"
 BATCH = 64  # positions per search call (padded: one compiled shape per visit count)
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(
-        __file__, __doc__, games=40, games_help="games per opponent, colours alternating", visits=128,
-        strong="zoo:go7-S1", opponents="zoo:go7-W1,zoo:go7-W2,zoo:go7-W3", scorer="zoo:go7-S1",
-        score_visits_list="1,100,400,1000", resign_threshold=0.1, komi=9.5, opening_moves=2, restart="match",
-        helps={"strong": "[NAME=]SPEC of the net that plays every match",
-               "scorer": "the fixed scorer net (λ = μ = 0); it also continues"},
-    )  # fmt: skip
-    p.add_argument("--continuation_visits", type=int, default=256, help="the reference continuation's visits")
-    p.add_argument("--window", type=int, default=4, help="plies either side of the resign point")
-    p.add_argument(
-        "--summarize_only",
-        action="store_true",
-        help="rebuild summary.csv, tests.csv and the PNG from positions.csv and resign_points.csv",
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """The settings (the module docstring)."""
+
+    games: int = setting(40, "games per opponent, colours alternating")
+    visits: int = 128
+    strong: str = setting("zoo:go7-S1", "[NAME=]SPEC of the net that plays every match")
+    opponents: tuple[str, ...] = ("zoo:go7-W1", "zoo:go7-W2", "zoo:go7-W3")
+    scorer: str = setting("zoo:go7-S1", "the fixed scorer net (λ = μ = 0); it also continues")
+    score_visits_list: tuple[int, ...] = (1, 100, 400, 1000)
+    resign_threshold: float = 0.1
+    komi: float = 9.5
+    opening_moves: int = 2
+    restart: bool = setting(False, "replay every match (default: resume games.csv)")
+    continuation_visits: int = setting(256, "the reference continuation's visits")
+    window: int = setting(4, "plies either side of the resign point")
+    summarize_only: bool = setting(
+        False, "rebuild summary.csv, tests.csv and the PNG from positions.csv and resign_points.csv"
     )
-    args = p.parse_args(argv)
-    if args.games < 2 or args.games % 2:
-        p.error(f"--games must be even and >= 2 (colours alternate), got {args.games}")
-    if not 0 < args.resign_threshold < 1:
-        p.error(f"--resign_threshold must be in (0, 1), got {args.resign_threshold}")
-    if args.window < 1 or args.continuation_visits < 1:
-        p.error("--window and --continuation_visits must be >= 1")
-    try:
-        visits = common.parse_list(args.score_visits_list, int)
-    except ValueError:
-        visits = []
-    if not visits or min(visits) < 1:
-        p.error(f"--score_visits_list must be a non-empty list of ints >= 1, got {args.score_visits_list!r}")
-    return args
+
+    def check(self) -> None:
+        super().check()
+        if self.games < 2 or self.games % 2:
+            raise self.error("games", "needs an even number >= 2 (colours alternate)")
+        if not 0 < self.resign_threshold < 1:
+            raise self.error("resign_threshold", "needs a number in (0, 1)")
+        for field in ("window", "continuation_visits"):
+            if getattr(self, field) < 1:
+                raise self.error(field, "needs an int >= 1")
+        if not self.score_visits_list or min(self.score_visits_list) < 1:
+            raise self.error("score_visits_list", "needs a non-empty list of ints >= 1")
 
 
 # --------------------------------------------------------------------------
@@ -182,32 +184,32 @@ def resign_ply(winrate: np.ndarray, terminated: np.ndarray, threshold: float, fi
 # The experiment.
 
 
-def play_games(args, strong: players.Player, opponents: list[players.Player]) -> list[results.GameResult]:
+def play_games(settings: Settings, strong: players.Player, opponents: list[players.Player]) -> list[results.GameResult]:
     """Plays (or resumes) every match; returns every game, each with its SGF."""
-    path = common.games_path(args.outdir)
-    if args.restart:
+    path = common.games_path(settings.outdir)
+    if settings.restart:
         common.reset_games(path)
     kept = results.read_results(path) if os.path.exists(path) else []
     games = []
     for k, opponent in enumerate(opponents):
         mine = [g for g in kept if {g.black, g.white} == {strong.name, opponent.name}]
-        if len(mine) >= args.games and all(g.sgf and os.path.exists(g.sgf) for g in mine):
-            games += mine[: args.games]
-            print(f"{strong.name} vs {opponent.name}: {args.games} games already played", flush=True)
+        if len(mine) >= settings.games and all(g.sgf and os.path.exists(g.sgf) for g in mine):
+            games += mine[: settings.games]
+            print(f"{strong.name} vs {opponent.name}: {settings.games} games already played", flush=True)
             continue
         if mine:  # a cut-short match: played again whole
             kept = [g for g in kept if g not in mine]
             common.rewrite_games(path, kept)
         t0 = time.time()
-        settings = match.MatchSettings(
-            games=args.games,
-            komi=args.komi,
-            seed=args.seed * 1009 + k,
-            opening_moves=args.opening_moves,
-            sgf_dir=os.path.join(args.outdir, "sgf", opponent.name),
+        match_settings = match.MatchSettings(
+            games=settings.games,
+            komi=settings.komi,
+            seed=settings.seed * 1009 + k,
+            opening_moves=settings.opening_moves,
+            sgf_dir=os.path.join(settings.outdir, "sgf", opponent.name),
             results_path=path,
         )
-        new = arena.play_match(strong, opponent, settings)
+        new = arena.play_match(strong, opponent, match_settings)
         wins = sum(g.winner == ("black" if g.black == strong.name else "white") for g in new)
         print(f"{strong.name} vs {opponent.name}: {len(new)} games, {strong.name} won {wins} ({time.time() - t0:.0f}s)",
               flush=True)  # fmt: skip
@@ -225,35 +227,37 @@ def write_tables(out: str, position_rows: list[dict], point_rows: list[dict], vi
     return {"positions": position_rows, "points": point_rows, "summary": summary, "tests": tests}
 
 
-def summarize_only(args) -> dict[str, list[dict]]:
+def summarize_only(settings: Settings) -> dict[str, list[dict]]:
     """Rebuilds the tables from ``positions.csv`` and ``resign_points.csv`` of ``--outdir``."""
-    paths = [os.path.join(args.outdir, name) for name in ("positions.csv", "resign_points.csv")]
+    paths = [os.path.join(settings.outdir, name) for name in ("positions.csv", "resign_points.csv")]
     for path in paths:
         if not os.path.exists(path):
             raise ValueError(f"--summarize_only: {path} does not exist (run the experiment first)")
     positions = common.read_csv(paths[0], text=("estimator",))
     points = common.read_csv(paths[1], text=("black", "white", "sgf"))
     visits = sorted({int(r["estimator"].split()[1]) for r in positions if r["estimator"] != ROOT})
-    games_path = os.path.join(args.outdir, "games.csv")
+    games_path = os.path.join(settings.outdir, "games.csv")
     games = len(common.read_csv(games_path)) if os.path.exists(games_path) else len(points)
-    return write_tables(args.outdir, positions, points, visits, games)
+    return write_tables(settings.outdir, positions, points, visits, games)
 
 
-def run(args) -> dict[str, list[dict]]:
-    if args.summarize_only:
-        return summarize_only(args)
-    rules = go.GoRules(args.board_size)
-    nets = dict(board_size=args.board_size, options=common.player_options(args), seed=args.seed)
-    (strong,) = common.load_nets(args.strong, **nets)
-    opponents = common.load_nets(args.opponents, **nets)
+def run(settings: Settings) -> dict[str, list[dict]]:
+    """Plays (or resumes) the matches, finds and scores the resign points and writes the tables and the PNG (with
+    ``summarize_only``: rebuilds the tables from ``outdir``'s positions.csv and resign_points.csv)."""
+    if settings.summarize_only:
+        return summarize_only(settings)
+    rules = go.GoRules(settings.board_size)
+    nets = dict(board_size=settings.board_size, options=settings.player_options(), seed=settings.seed)
+    (strong,) = common.load_nets(settings.strong, **nets)
+    opponents = common.load_nets(settings.opponents, **nets)
     opponents = [o.replace(name=f"{o.name}-copy") if o.name == strong.name else o for o in opponents]
-    plain = common.player_options(args, lambda_=0.0, mu=0.0, threshold=0.0)
-    (scorer,) = common.load_nets([("scorer", args.scorer)], board_size=args.board_size, options=plain)
+    plain = settings.player_options(lambda_=0.0, mu=0.0, threshold=0.0)
+    (scorer,) = common.load_nets([("scorer", settings.scorer)], board_size=settings.board_size, options=plain)
     continuer = scorer.replace(
-        config=dataclasses.replace(scorer.config, num_simulations=args.continuation_visits, gumbel_scale=0.0)
+        config=dataclasses.replace(scorer.config, num_simulations=settings.continuation_visits, gumbel_scale=0.0)
     )
-    visits = common.parse_list(args.score_visits_list, int)
-    pairs = args.games * len(opponents)
+    visits = list(settings.score_visits_list)
+    pairs = settings.games * len(opponents)
     print(
         f"power: {pairs} games, each estimator paired with the {max(visits)}-visit median on the same resign point, "
         f"detect a mean per-game difference of {stats.detectable_paired_shift(pairs, alternative='greater'):.2f} sd "
@@ -261,21 +265,23 @@ def run(args) -> dict[str, list[dict]]:
         "resign point)",
         flush=True,
     )
-    games = play_games(args, strong, opponents)
+    games = play_games(settings, strong, opponents)
 
     # Resign points: the scorer's network (1 visit) on every position of every game.
     t0 = time.time()
     replays = [sgf.replay(sgf.read_sgf(g.sgf), rules=rules) for g in games]
     flat = [s for states in replays for s in states]
-    view = evaluate(scorer, rules, flat, 1, args.seed)
+    view = evaluate(scorer, rules, flat, 1, settings.seed)
     points, offset = [], 0
     for g, states in zip(games, replays):
         n = len(states)
         terminated = np.array([bool(s.terminated) for s in states])
-        r = resign_ply(view["winrate"][offset : offset + n], terminated, args.resign_threshold, rules.size**2 // 4)
+        r = resign_ply(view["winrate"][offset : offset + n], terminated, settings.resign_threshold, rules.size**2 // 4)
         offset += n
         if r is not None:
-            window = [p for p in range(r - args.window, r + args.window + 1) if 0 <= p < n and not terminated[p]]
+            window = [
+                p for p in range(r - settings.window, r + settings.window + 1) if 0 <= p < n and not terminated[p]
+            ]
             points.append(dict(game=g, states=states, ply=r, window=window))
     print(f"resign points in {len(points)} of {len(games)} games ({time.time() - t0:.0f}s)", flush=True)
     if not points:
@@ -287,14 +293,16 @@ def run(args) -> dict[str, list[dict]]:
     estimates: dict[str, np.ndarray] = {}
     for v in visits:
         t0 = time.time()
-        view = evaluate(scorer, rules, states, v, args.seed + v)
+        view = evaluate(scorer, rules, states, v, settings.seed + v)
         estimates[f"median {v}"] = view["median"]
         if v == min(visits):
             estimates[ROOT] = view["root"]
         print(f"scored {len(states)} positions at {v} visits ({time.time() - t0:.0f}s)", flush=True)
     t0 = time.time()
-    reference = continue_games(continuer, rules, [pt["states"][pt["ply"]] for pt in points], args.seed)
-    print(f"continued {len(points)} games at {args.continuation_visits} visits ({time.time() - t0:.0f}s)", flush=True)
+    reference = continue_games(continuer, rules, [pt["states"][pt["ply"]] for pt in points], settings.seed)
+    print(
+        f"continued {len(points)} games at {settings.continuation_visits} visits ({time.time() - t0:.0f}s)", flush=True
+    )
 
     position_rows = []
     for k, (i, p) in enumerate(positions):
@@ -306,9 +314,9 @@ def run(args) -> dict[str, list[dict]]:
         g = pt["game"]
         point_rows.append(dict(game=i, black=g.black, white=g.white, sgf=g.sgf, resign_ply=pt["ply"],
                                moves=g.moves, final_margin=g.margin, reference_margin=float(reference[i])))  # fmt: skip
-    common.write_csv(os.path.join(args.outdir, "positions.csv"), position_rows)
-    common.write_csv(os.path.join(args.outdir, "resign_points.csv"), point_rows)
-    return write_tables(args.outdir, position_rows, point_rows, visits, len(games))
+    common.write_csv(os.path.join(settings.outdir, "positions.csv"), position_rows)
+    common.write_csv(os.path.join(settings.outdir, "resign_points.csv"), point_rows)
+    return write_tables(settings.outdir, position_rows, point_rows, visits, len(games))
 
 
 # --------------------------------------------------------------------------
@@ -451,8 +459,8 @@ def plot(position_rows: list[dict], summary: list[dict], path: str) -> str:
 
 
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    args = parse_args(argv)
-    return common.run_main(__file__, lambda: run(args), exit_on_error=exit_on_error, outdir=args.outdir)
+    """The command line: a flag per field of :class:`Settings`."""
+    return common.main(__name__, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":

@@ -126,19 +126,19 @@ them (the shipped runs hashed each cell's seed).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import os
 import re
 import zlib
 from collections.abc import Callable, Iterable, Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 
 from experiments import common, matches, paired, stat_tables
-from saijax import arena, match, players, results, search, stats
+from experiments.common import setting
+from saijax import arena, match, player_cli, players, results, search, stats
 
 # 7×7 defaults (module docstring, "From 9×9 to 7×7").
 EVEN_KOMI = 9.5
@@ -258,10 +258,10 @@ TABLE1_COLUMNS = (
 # Agents, nets and player names.
 
 
-def parse_pairs(text: str) -> list[tuple[float, float]]:
-    """``"0.5:0,1:0.5"`` as [(λ, μ), ...]."""
+def parse_pairs(text: str | Sequence[str]) -> list[tuple[float, float]]:
+    """``"0.5:0,1:0.5"`` (or ``("0.5:0", "1:0.5")``) as [(λ, μ), ...]."""
     pairs = []
-    for item in common.parse_list(text, str):
+    for item in common.parse_list(text, str) if isinstance(text, str) else text:
         lam, sep, mu = item.partition(":")
         if not sep:
             raise ValueError(f"a variable agent is LAMBDA:MU, got {item!r}")
@@ -1040,38 +1040,49 @@ def draw(outdir: str, cells: Sequence[dict]) -> list[str]:
 # The experiment.
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(
-        __file__, __doc__, outdir="runs/score_targeting", games=100, visits=64,
-        games_help="games per cell, even (the paper: 400)", weak=WEAK, komi=common.Default.NONE, figures="5,6",
-        lambdas="0.5,1", scorer=common.Default.NONE,
-        helps={"weak": "weak nets, strongest first (the last, W3, plays Fig. 6)",
-               "komi": "Black's komi, the even game's (7x7: 9.5)", "figures": "which figures' cells to play",
-               "lambdas": "Fig. 5's λ values",
-               "scorer": "[NAME=]SPEC scoring resigned games at λ = μ = 0; unset, the first strong net"},
-    )  # fmt: skip
-    p.add_argument("--mu_fractions", default="0,0.5,0.75,1", help="Fig. 5's μ as fractions of λ")
-    p.add_argument("--fig5_agents", default="", help="Fig. 5's agents as LAMBDA:MU, instead of λ × μ fractions")
-    p.add_argument("--openings", choices=("per_cell", "shared"), default="per_cell",
-                   help="shared: a net's agents play one opponent from the same openings (to pair them)")  # fmt: skip
-    p.add_argument("--variable_agents", default="0.5:0,1:0,1:0.5", help="Fig. 6's agents, LAMBDA:MU")
-    p.add_argument("--thresholds", default="0.5,0.7", help="Fig. 6's thresholds besides 0")
-    p.add_argument("--sgf", action="store_true", help="write every game's SGF to <outdir>/sgf")
-    p.add_argument("--resume", action="store_true", help="keep the complete cells of <outdir>/games.csv")
-    p.add_argument(
-        "--compare_with",
-        default="",
-        help="another run's outdir (its games.csv): compare every cell played in both (compare.csv)",
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """Figs. 5 and 6's settings (the module docstring); ``komi`` has a default for 7×7 only (None:
+    :data:`EVEN_KOMI`). The λ/μ player fields are the cells' (every net plays λ = μ = 0 but the strong side)."""
+
+    outdir: str = "runs/score_targeting"
+    games: int = setting(100, "games per cell, even (the paper: 400)")
+    visits: int = 64
+    strong: tuple[str, ...] = STRONG
+    weak: tuple[str, ...] = setting(WEAK, "weak nets, strongest first (the last, W3, plays Fig. 6)")
+    komi: float | None = setting(None, "Black's komi, the even game's (7x7: 9.5)")
+    figures: tuple[str, ...] = setting(("5", "6"), "which figures' cells to play")
+    lambdas: tuple[float, ...] = setting((0.5, 1.0), "Fig. 5's λ values")
+    mu_fractions: tuple[float, ...] = setting((0.0, 0.5, 0.75, 1.0), "Fig. 5's μ as fractions of λ")
+    fig5_agents: tuple[str, ...] = setting((), "Fig. 5's agents as LAMBDA:MU, instead of λ × μ fractions")
+    openings: Literal["per_cell", "shared"] = setting(
+        "per_cell", "shared: a net's agents play one opponent from the same openings (to pair them)"
     )
-    matches.add_match_flags(p, plot_only="rebuild tables and PNGs from <outdir>/games.csv", max_batch=False)
-    args = p.parse_args(argv)
-    if args.komi is None:
-        if args.board_size != 7 and not args.plot_only:
-            p.error(f"--komi has a default for 7x7 only; give it for {args.board_size}x{args.board_size}")
-        args.komi = EVEN_KOMI
-    if args.games < 2 or args.games % 2:
-        p.error(f"--games must be even and >= 2 (half the games with each colour), got {args.games}")
-    return args
+    variable_agents: tuple[str, ...] = setting(("0.5:0", "1:0", "1:0.5"), "Fig. 6's agents, LAMBDA:MU")
+    thresholds: tuple[float, ...] = setting((0.5, 0.7), "Fig. 6's thresholds besides 0")
+    scorer: str | None = setting(None, "[NAME=]SPEC scoring resigned games at λ = μ = 0; unset, the first strong net")
+    sgf: bool = setting(False, "write every game's SGF to <outdir>/sgf")
+    resume: bool = setting(False, "keep the complete cells of <outdir>/games.csv")
+    compare_with: str = setting(
+        "", "another run's outdir (its games.csv): compare every cell played in both (compare.csv)"
+    )
+    resign_threshold: float | None = None
+    score_visits: int = 1000
+    opening_moves: int = 0
+    plot_only: bool = setting(False, "rebuild tables and PNGs from <outdir>/games.csv")
+    verbose: bool = False
+
+    def check(self) -> None:
+        super().check()
+        n = self.board_size
+        if self.komi is None and n != 7 and not self.plot_only:
+            raise self.error("komi", f"has a default for 7x7 only; give it for {n}x{n}")
+        if self.games < 2 or self.games % 2:
+            raise self.error("games", "needs an even number >= 2 (half the games with each colour)")
+
+    def player_options(self, **changes) -> player_cli.PlayerOptions:
+        """How the nets play: the player fields at λ = μ = 0 (the strong side plays its cell's agent)."""
+        return super().player_options(**{"lambda_": 0.0, "mu": 0.0, "threshold": 0.0, **changes})
 
 
 def _game_key(game: results.GameResult) -> tuple:
@@ -1080,37 +1091,56 @@ def _game_key(game: results.GameResult) -> tuple:
     return (o.strong, o.opponent, o.agent.lambda_, o.agent.mu, o.agent.threshold)
 
 
-def run(args: argparse.Namespace) -> Tables:
+def run(settings: Settings) -> Tables:
+    """Plays the cells (with ``plot_only``: none), writes games.csv, cells.csv, table1.csv and the PNGs, and
+    with ``compare_with`` compare.csv; returns the tables."""
+    tables = write_tables(settings.outdir) if settings.plot_only else play(settings)
+    print("\nCells (pooled over the strong nets):")
+    print(format_cells(tables.cells))
+    print("\nTable 1:")
+    print(format_table1(tables.table1))
+    if settings.compare_with:
+        rows = write_compare(settings.outdir, settings.compare_with, tables.cells)
+        print(f"\nAgainst {settings.compare_with} (pooled; Fisher and Welch two-sided, Holm in brackets):")
+        print(format_compare(rows))
+    return tables
+
+
+def play(settings: Settings) -> Tables:
     """Plays the cells, writes games.csv, cells.csv, table1.csv and the PNGs; returns the tables."""
     # Every net plays λ = μ = 0 but the strong side of a cell, which plays the cell's agent.
-    plain = common.player_options(args, lambda_=0.0, mu=0.0, threshold=0.0)
-    nets = dict(board_size=args.board_size, options=plain, seed=args.seed)
-    strong = common.load_nets(args.strong, **nets)
-    weak = common.load_nets(args.weak, **nets)
+    plain = settings.player_options()
+    nets = dict(board_size=settings.board_size, options=plain, seed=settings.seed)
+    strong = common.load_nets(settings.strong, **nets)
+    weak = common.load_nets(settings.weak, **nets)
     if not strong:
         raise ValueError("need at least one strong net")
     check_names([*strong, *weak])
-    figures = set(common.parse_list(args.figures, str))
+    figures = set(settings.figures)
     if not figures <= {"5", "6"}:
-        raise ValueError(f"--figures takes 5 and 6, got {args.figures!r}")
-    fig5 = agents_fig5(common.parse_list(args.lambdas), common.parse_list(args.mu_fractions))
-    if args.fig5_agents:
-        fig5 = [search.Agent(lam, mu) for lam, mu in parse_pairs(args.fig5_agents)]
-    fig6 = agents_fig6(parse_pairs(args.variable_agents), common.parse_list(args.thresholds))
+        raise ValueError(f"--figures takes 5 and 6, got {','.join(settings.figures)!r}")
+    fig5 = agents_fig5(settings.lambdas, settings.mu_fractions)
+    if settings.fig5_agents:
+        fig5 = [search.Agent(lam, mu) for lam, mu in parse_pairs(settings.fig5_agents)]
+    fig6 = agents_fig6(parse_pairs(settings.variable_agents), settings.thresholds)
     cells = plan_cells(
         [s.name for s in strong], [w.name for w in weak], figures=figures, fig5_agents=fig5, fig6_agents=fig6
     )
-    half, pooled = args.games // 2, args.games // 2 * len(strong)
+    half, pooled = settings.games // 2, settings.games // 2 * len(strong)
     print(f"power (a cell against λ = μ = 0, one colour, Fisher, one-sided α {stat_tables.ALPHA}, "
           f"power {stat_tables.POWER}):", flush=True)  # fmt: skip
     for n, label in ((half, "per net"), (pooled, f"pooled over {len(strong)} strong nets")):
         print("  " + stat_tables.detectable_line(n, label, (0.5, 0.7, 0.95)), flush=True)
     scorer = None
-    if args.resign_threshold is not None:
-        name, spec = common.parse_nets(args.scorer)[0] if args.scorer else (None, common.parse_nets(args.strong)[0][1])
+    if settings.resign_threshold is not None:
+        name, spec = (
+            common.parse_nets(settings.scorer)[0]
+            if settings.scorer
+            else (None, common.parse_nets(settings.strong)[0][1])
+        )
         scorer = common.load_nets([(name or "scorer", spec)], **nets)[0]
     by_name = {p.name: p for p in [*strong, *weak]}
-    log = common.log_lines(args.verbose)
+    log = common.log_lines(settings.verbose)
 
     def play(cell: Cell, path: str) -> list[results.GameResult]:
         s = by_name[cell.strong]
@@ -1119,15 +1149,15 @@ def run(args: argparse.Namespace) -> Tables:
             s,
             opponent,
             cell,
-            games=args.games,
-            komi=args.komi,
-            seed=args.seed,
-            resign_threshold=args.resign_threshold,
+            games=settings.games,
+            komi=EVEN_KOMI if settings.komi is None else settings.komi,
+            seed=settings.seed,
+            resign_threshold=settings.resign_threshold,
             scorer=scorer,
-            score_visits=args.score_visits,
-            opening_moves=args.opening_moves,
-            shared_openings=args.openings == "shared",
-            sgf_dir=os.path.join(args.outdir, "sgf") if args.sgf else None,
+            score_visits=settings.score_visits,
+            opening_moves=settings.opening_moves,
+            shared_openings=settings.openings == "shared",
+            sgf_dir=os.path.join(settings.outdir, "sgf") if settings.sgf else None,
             results_path=path,
             log=log,
         )
@@ -1142,15 +1172,15 @@ def run(args: argparse.Namespace) -> Tables:
     common.play_cells(
         cells,
         play,
-        path=common.games_path(args.outdir),
-        games=args.games,
+        path=common.games_path(settings.outdir),
+        games=settings.games,
         key=lambda c: c.key,
         game_key=_game_key,
-        resume=args.resume,
+        resume=settings.resume,
         report=report,
     )
-    tables = write_tables(args.outdir)
-    print(f"wrote {args.outdir}", flush=True)
+    tables = write_tables(settings.outdir)
+    print(f"wrote {settings.outdir}", flush=True)
     return tables
 
 
@@ -1181,20 +1211,8 @@ def write_compare(outdir: str, other: str, cells: Sequence[dict]) -> list[dict]:
 
 
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    args = parse_args(argv)
-
-    def body():
-        tables = write_tables(args.outdir) if args.plot_only else run(args)
-        print("\nCells (pooled over the strong nets):")
-        print(format_cells(tables.cells))
-        print("\nTable 1:")
-        print(format_table1(tables.table1))
-        if args.compare_with:
-            rows = write_compare(args.outdir, args.compare_with, tables.cells)
-            print(f"\nAgainst {args.compare_with} (pooled; Fisher and Welch two-sided, Holm in brackets):")
-            print(format_compare(rows))
-
-    return common.run_main(__file__, body, exit_on_error=exit_on_error, outdir=args.outdir)
+    """The command line: a flag per field of :class:`Settings`."""
+    return common.main(__name__, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":

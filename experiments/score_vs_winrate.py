@@ -1,14 +1,14 @@
 """Score vs. winrate, §IV: Proposition 1 and Figs. 3 and 4, computed exactly.
 
     python -m experiments.run --config=experiments/configs/score_vs_winrate.py  # the shipped run (--config.redraw=True)
-    python experiments/score_vs_winrate.py --outdir runs/score_vs_winrate
+    score_vs_winrate.run(score_vs_winrate.Settings(outdir="runs/score_vs_winrate"))
 
 Paper: [SvW], Pasqualini et al., "Score vs. Winrate in Score-Based Games" (2022;
 references in docs/design.md). The library code is `saijax.theory`; this
 script only chooses parameters, prints, writes CSV files and draws. The
 drawing helpers are importable, so colab/score_vs_winrate.ipynb uses them.
 
-Outputs in --outdir:
+Outputs in ``outdir``:
 
 * prop1_check.csv: the closed-form condition against brute force on the
   4-D grid (grid points, matches, conflicts);
@@ -29,40 +29,40 @@ d = 8 (255 decision states, 256 leaves, scores in [-256, 256]) gives Fig. 3 a
 curve over 9 levels and Fig. 4 about 40,000 disagreeing states, some hundreds
 per bin, in under a second; Fig. 2's own d = 3 leaves Fig. 4 with fewer than
 ten states per bin. Other b, d and action counts change the magnitudes but
-not the signs (try --branch 3 --depth 5 --num_actions 3).
+not the signs (try ``branch=3, depth=5, num_actions=3``).
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import os
 import time
+from typing import Literal
 
 import numpy as np
 
 from experiments import common
+from experiments.common import setting
 from saijax import theory
 
 OUTCOME_COLOUR = "tab:red"  # the paper draws pi_outcome in red
 SCORE_COLOUR = "tab:blue"
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = common.make_parser(
-        __file__, __doc__, outdir="runs/score_vs_winrate", board_size=None, seed=True, player=False
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.Settings):
+    """The computation's settings (the module docstring, "Defaults")."""
+
+    outdir: str = "runs/score_vs_winrate"
+    seed: int = 0
+    num_mdps: int = setting(2000, "random MDPs (the paper's 2,000 runs)")
+    branch: int = setting(2, "state branch b (Fig. 2 uses 2)")
+    depth: int = setting(8, "depth d; leaves are level d (see module docstring)")
+    num_actions: int = setting(2, "actions per state (Fig. 2 uses 2)")
+    num_bins: int = setting(100, "Fig. 4 bins over the winrate [0, 1]")
+    tie_break: Literal["lexicographic", "first"] = setting(
+        "lexicographic", "how optimal policies break exact ties (saijax.theory docstring)"
     )
-    parser.add_argument("--num_mdps", type=int, default=2000, help="random MDPs (the paper's 2,000 runs)")
-    parser.add_argument("--branch", type=int, default=2, help="state branch b (Fig. 2 uses 2)")
-    parser.add_argument("--depth", type=int, default=8, help="depth d; leaves are level d (see module docstring)")
-    parser.add_argument("--num_actions", type=int, default=2, help="actions per state (Fig. 2 uses 2)")
-    parser.add_argument("--num_bins", type=int, default=100, help="Fig. 4 bins over the winrate [0, 1]")
-    parser.add_argument(
-        "--tie_break",
-        default="lexicographic",
-        choices=("lexicographic", "first"),
-        help="how optimal policies break exact ties (saijax.theory docstring)",
-    )
-    return parser.parse_args(argv)
 
 
 # --------------------------------------------------------------------------
@@ -159,10 +159,10 @@ def plot_variance_preference(ax, centers, median_outcome, median_score, title=""
     ax.legend()
 
 
-def run(args: argparse.Namespace) -> None:
+def run(settings: Settings) -> None:
     """Computes, prints, and writes the PNG and CSV files."""
     plt = common.pyplot()
-    os.makedirs(args.outdir, exist_ok=True)
+    os.makedirs(settings.outdir, exist_ok=True)
     start = time.perf_counter()
 
     # Proposition 1 on a 4-D grid: |mu / sigma| <= 6, so Phi never rounds to 1.
@@ -174,13 +174,13 @@ def run(args: argparse.Namespace) -> None:
         f"({int(brute.sum())} conflicts)"
     )
     common.write_csv(
-        os.path.join(args.outdir, "prop1_check.csv"),
+        os.path.join(settings.outdir, "prop1_check.csv"),
         [{"grid_points": condition.size, "matches": condition.size - mismatches, "conflicts": int(brute.sum())}],
     )
     panels = bandit_panels()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), constrained_layout=True)
     plot_bandit(axes, panels)
-    common.save_figure(fig, os.path.join(args.outdir, "prop1_bandit.png"))
+    common.save_figure(fig, os.path.join(settings.outdir, "prop1_bandit.png"))
     rows = []
     for panel in panels:
         for m1, s1, c, b in zip(
@@ -188,26 +188,26 @@ def run(args: argparse.Namespace) -> None:
         ):
             rows.append((f"{m1:.6g}", f"{s1:.6g}", panel["mu2"], panel["sigma2"], int(c), int(b)))
     common.write_csv(
-        os.path.join(args.outdir, "prop1_bandit.csv"),
+        os.path.join(settings.outdir, "prop1_bandit.csv"),
         rows,
         ("mu1", "sigma1", "mu2", "sigma2", "condition", "brute_force"),
     )
 
     # Figs. 3 and 4.
     mdp_start = time.perf_counter()
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(settings.seed)
     mdp = theory.random_tree_mdps(
-        rng, args.num_mdps, branch=args.branch, depth=args.depth, num_actions=args.num_actions
+        rng, settings.num_mdps, branch=settings.branch, depth=settings.depth, num_actions=settings.num_actions
     )
-    solution = theory.solve_tree_mdps(mdp, tie_break=args.tie_break)
+    solution = theory.solve_tree_mdps(mdp, tie_break=settings.tie_break)
     level_loss = theory.outcome_loss_by_level(solution)
     preference = theory.variance_preference(solution)
     solve_seconds = time.perf_counter() - mdp_start
 
     print(
-        f"\n{args.num_mdps} action-shared tree MDPs, b={args.branch}, "
-        f"d={args.depth}, {args.num_actions} actions, seed {args.seed}, "
-        f"tie-break {args.tie_break}"
+        f"\n{settings.num_mdps} action-shared tree MDPs, b={settings.branch}, "
+        f"d={settings.depth}, {settings.num_actions} actions, seed {settings.seed}, "
+        f"tie-break {settings.tie_break}"
     )
     print("Fig. 3: v_outcome^pi_outcome - v_outcome^pi_score by level")
     print(f"{'level':>5} {'states':>9} {'mean loss':>11} {'P(loss>0)':>10} {'max loss':>9}")
@@ -219,7 +219,7 @@ def run(args: argparse.Namespace) -> None:
             f"{level_loss.max[level]:9.4f}"
         )
     common.write_csv(
-        os.path.join(args.outdir, "fig3_outcome_loss_by_level.csv"),
+        os.path.join(settings.outdir, "fig3_outcome_loss_by_level.csv"),
         [
             (
                 level,
@@ -236,16 +236,20 @@ def run(args: argparse.Namespace) -> None:
     plot_level_loss(
         ax,
         level_loss,
-        title=(f"Fig. 3: {args.num_mdps} MDPs, b={args.branch}, d={args.depth}, {args.num_actions} actions"),
+        title=(
+            f"Fig. 3: {settings.num_mdps} MDPs, b={settings.branch}, d={settings.depth}, {settings.num_actions} actions"
+        ),
     )
-    common.save_figure(fig, os.path.join(args.outdir, "fig3_outcome_loss_by_level.png"))
+    common.save_figure(fig, os.path.join(settings.outdir, "fig3_outcome_loss_by_level.png"))
 
     winrate = preference.winrate
-    centers, med_outcome, counts = theory.binned_median(winrate, preference.log_ratio_outcome, num_bins=args.num_bins)
-    _, med_score, _ = theory.binned_median(winrate, preference.log_ratio_score, num_bins=args.num_bins)
-    _, med_printed, _ = theory.binned_median(winrate, preference.log_ratio_printed, num_bins=args.num_bins)
+    centers, med_outcome, counts = theory.binned_median(
+        winrate, preference.log_ratio_outcome, num_bins=settings.num_bins
+    )
+    _, med_score, _ = theory.binned_median(winrate, preference.log_ratio_score, num_bins=settings.num_bins)
+    _, med_printed, _ = theory.binned_median(winrate, preference.log_ratio_printed, num_bins=settings.num_bins)
     common.write_csv(
-        os.path.join(args.outdir, "fig4_variance_log_ratio.csv"),
+        os.path.join(settings.outdir, "fig4_variance_log_ratio.csv"),
         [
             (f"{c:.4f}", n, f"{o:.6g}", f"{s:.6g}", f"{p:.6g}")
             for c, n, o, s, p in zip(centers, counts, med_outcome, med_score, med_printed)
@@ -254,7 +258,7 @@ def run(args: argparse.Namespace) -> None:
     )
     fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
     plot_variance_preference(ax, centers, med_outcome, med_score)
-    common.save_figure(fig, os.path.join(args.outdir, "fig4_variance_log_ratio.png"))
+    common.save_figure(fig, os.path.join(settings.outdir, "fig4_variance_log_ratio.png"))
 
     decision_states = int(level_loss.num_states[:-1].sum())
     print(
@@ -271,15 +275,7 @@ def run(args: argparse.Namespace) -> None:
                     f"{np.mean(y[mask] > 0):.3f}  ({int(mask.sum())} states)"
                 )
     print(
-        f"\nwrote PNG and CSV files to {args.outdir}; "
+        f"\nwrote PNG and CSV files to {settings.outdir}; "
         f"{time.perf_counter() - start:.2f} s in all "
         f"({solve_seconds:.2f} s to draw and solve the MDPs)"
     )
-
-
-def main(argv=None, *, exit_on_error: bool = False) -> int:
-    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(exit_on_error=True))

@@ -1,13 +1,13 @@
 """SAI's sharp value on 7×7, lever by lever: the arms' curves of what the value learns and what its data teach.
 
     python -m experiments.run --config=experiments/configs/sharp_value.py  # the shipped round
-    python experiments/sharp_value.py --arms sai=runs/sharp/sai,fixed=runs/sharp/fixed --outdir=/tmp/sharp
+    sharp_value.run(sharp_value.Settings(arms=("sai=runs/sharp/sai", "fixed=runs/sharp/fixed"), outdir="/tmp/sharp"))
 
 SAI's nets knew the fair komi: on 7×7 they reached α_∅ ≈ 9 and β_∅ > 2.
 Each arm is a run of ``python -m saijax.train`` fine-tuned from one zoo net
 with one set of self-play switches (experiments/README.md, "SAI's sharp
-value on 7×7", has the commands). For every arm given with ``--arms
-NAME=WORKDIR[@G]`` this script copies, per generation, into ``curves.csv``:
+value on 7×7", has the commands). For every arm of ``arms``
+(``NAME=WORKDIR[@G]``) this script copies, per generation, into ``curves.csv``:
 
 * what the net learned at the empty board: α_∅ and β_∅;
 * what its self-play data teach: ``data_alpha`` and ``data_beta``, the
@@ -22,7 +22,7 @@ NAME=WORKDIR[@G]`` this script copies, per generation, into ``curves.csv``:
   positions, and late positions with their median β), the cumulative
   self-play evaluations and minutes.
 
-``arms.csv`` has one row per arm (the means over its last ``--last``
+``arms.csv`` has one row per arm (the means over its last ``last``
 generations, β_∅'s peak and where it was, and the issue's targets: α_∅
 within 9 ± 0.5, β_∅ ≥ 2, the data's β within a factor 1.5 of the learned
 one, the net's first move D4 in each of those generations), and
@@ -31,19 +31,20 @@ generations; ``komi_results.csv`` pools each arm's complete games over
 those generations by komi (Black's score beside the net's sigmoid, the
 figure's last panel). Curves of arms not given again are kept (an arm added in one
 session stays beside the next session's). One run an arm is a measurement,
-not a test. ``--plot_only`` redraws the figure from the tables.
+not a test. ``plot_only`` redraws the figure from the tables.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import statistics
-import sys
 
 import numpy as np
 
 from experiments import ablation, common
+from experiments.common import setting
 from saijax import go, selfplay
 
 FAIR_KOMI = 9.0  # 7×7 under area scoring (Davies; the 7×7 paper)
@@ -280,27 +281,48 @@ def markdown(arms: list[dict]) -> str:
     return common.markdown_table(header, rows)
 
 
-def run(args) -> None:
-    os.makedirs(args.outdir, exist_ok=True)
-    curves_path = os.path.join(args.outdir, "curves.csv")
-    komis_path = os.path.join(args.outdir, "komi_results.csv")
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.Settings):
+    """The settings (the module docstring)."""
+
+    outdir: str = "experiments/results/sharp_value/main"
+    board_size: int = 7
+    arms: tuple[str, ...] = setting((), "NAME=WORKDIR[@G] of each run to add (its curves)")
+    last: int = setting(10, "the summary's means over the last k generations")
+    plot_only: bool = setting(False, "redraw sharp_value.png from outdir's curves.csv")
+
+    def check(self) -> None:
+        super().check()
+        if self.last < 1:
+            raise self.error("last", "needs an int >= 1")
+
+
+def run(settings: Settings) -> None:
+    """Adds the arms' curves and writes the tables and the PNG (with ``plot_only``: redraws the PNG from
+    ``outdir``'s tables)."""
+    if settings.plot_only:
+        replot(settings)
+        return
+    os.makedirs(settings.outdir, exist_ok=True)
+    curves_path = os.path.join(settings.outdir, "curves.csv")
+    komis_path = os.path.join(settings.outdir, "komi_results.csv")
     new, new_komis = [], []
-    for name, workdir, generation in ablation.parse_arms(args.arms):
+    for name, workdir, generation in ablation.parse_arms(settings.arms):
         new += learning_curve(name, workdir, generation)
-        new_komis += komi_results(name, workdir, args.last, generation)
+        new_komis += komi_results(name, workdir, settings.last, generation)
     curves = ablation.merge_curves(curves_path, new)
     if not curves:
-        raise ValueError("no arms: give --arms NAME=WORKDIR,... (or run once with them)")
+        raise ValueError("no arms: give arms NAME=WORKDIR,... (or run once with them)")
     common.write_csv(curves_path, curves, digits=4)
     given = {r["arm"] for r in new}
     kept = [r for r in common.read_csv(komis_path) if r["arm"] not in given] if os.path.exists(komis_path) else []
     komis = kept + new_komis
     if komis:
         common.write_csv(komis_path, komis, digits=4)
-    arms = arm_rows(curves, args.last, args.board_size, komis)
-    common.write_csv(os.path.join(args.outdir, "arms.csv"), arms, digits=4)
-    plot(curves, os.path.join(args.outdir, "sharp_value.png"), komis)
-    write_end(args.outdir)
+    arms = arm_rows(curves, settings.last, settings.board_size, komis)
+    common.write_csv(os.path.join(settings.outdir, "arms.csv"), arms, digits=4)
+    plot(curves, os.path.join(settings.outdir, "sharp_value.png"), komis)
+    write_end(settings.outdir)
     print(markdown(arms))
 
 
@@ -345,28 +367,12 @@ def write_end(outdir: str) -> None:
         common.write_csv(os.path.join(outdir, "end.csv"), rows, digits=4)
 
 
-def replot(args) -> None:
-    write_end(args.outdir)
-    komis_path = os.path.join(args.outdir, "komi_results.csv")
+def replot(settings: Settings) -> None:
+    write_end(settings.outdir)
+    komis_path = os.path.join(settings.outdir, "komi_results.csv")
     komis = common.read_csv(komis_path) if os.path.exists(komis_path) else []
-    plot(common.read_csv(os.path.join(args.outdir, "curves.csv")), os.path.join(args.outdir, "sharp_value.png"), komis)
-
-
-def parse_args(argv=None):
-    p = common.make_parser(__file__, __doc__, outdir="experiments/results/sharp_value/main", seed=False,
-                           player=False, plot_only="redraw sharp_value.png from --outdir's curves.csv")  # fmt: skip
-    p.add_argument("--arms", default="", help="NAME=WORKDIR[@G],... runs to add (their curves)")
-    p.add_argument("--last", type=int, default=10, help="the summary's means over the last k generations")
-    args = p.parse_args(argv)
-    if args.last < 1:
-        p.error(f"--last must be >= 1, got {args.last}")
-    return args
-
-
-def main(argv=None, *, exit_on_error: bool = False) -> int:
-    args = parse_args(argv)
-    return common.run_main(__file__, lambda: replot(args) if args.plot_only else run(args), exit_on_error=exit_on_error)
-
-
-if __name__ == "__main__":
-    sys.exit(main(exit_on_error=True))
+    plot(
+        common.read_csv(os.path.join(settings.outdir, "curves.csv")),
+        os.path.join(settings.outdir, "sharp_value.png"),
+        komis,
+    )

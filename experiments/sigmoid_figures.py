@@ -1,7 +1,7 @@
 """SAI's explanatory sigmoid figures, drawn with `saijax.sigmoid`.
 
     python -m experiments.run --config=experiments/configs/sigmoid_figures.py  # the shipped run (--config.redraw=True)
-    python experiments/sigmoid_figures.py --outdir runs/sigmoid_figures
+    sigmoid_figures.run(sigmoid_figures.Settings(outdir="runs/sigmoid_figures"))
 
 Two figures (docs/design.md §4):
 
@@ -24,13 +24,14 @@ PNG. The drawing helpers are importable (colab/sigmoid.ipynb uses them).
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import os
 from typing import NamedTuple
 
 import numpy as np
 
 from experiments import common
+from experiments.common import setting
 from saijax import sigmoid
 
 BLACK, WHITE = 1, -1  # `to_play` convention of saijax.sigmoid.signed_komi
@@ -62,16 +63,19 @@ def _f(x) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = common.make_parser(
-        __file__, __doc__, outdir="runs/sigmoid_figures", board_size=None, seed=False, player=False, komi=7.5
-    )
-    parser.add_argument("--lambda_", type=float, default=0.8, help="lambda of the ECAI Fig. 1 agent")
-    parser.add_argument("--mu", type=float, default=0.3, help="mu of the ECAI Fig. 1 agent, <= lambda")
-    args = parser.parse_args(argv)
-    if not 0.0 <= args.mu <= args.lambda_ <= 1.0:
-        parser.error(f"need 0 <= mu <= lambda_ <= 1, got mu={args.mu}, lambda_={args.lambda_}")
-    return args
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.Settings):
+    """The figures' settings: the examples' komi and the ECAI Fig. 1 agent."""
+
+    outdir: str = "runs/sigmoid_figures"
+    komi: float = setting(7.5, "the examples' komi")
+    lambda_: float = setting(0.8, "lambda of the ECAI Fig. 1 agent")
+    mu: float = setting(0.3, "mu of the ECAI Fig. 1 agent, <= lambda")
+
+    def check(self) -> None:
+        super().check()
+        if not 0.0 <= self.mu <= self.lambda_ <= 1.0:
+            raise self.error("mu", f"needs 0 <= mu <= lambda_ <= 1 (lambda_ is {self.lambda_:g})")
 
 
 # --------------------------------------------------------------------------
@@ -238,16 +242,16 @@ def plot_interval_average(axes, x, root, leaf, example):
     axes[0].set_ylabel("win probability")
 
 
-def run(args: argparse.Namespace) -> None:
+def run(settings: Settings) -> None:
     """Computes, prints, and writes the PNG and CSV files."""
     plt = common.pyplot()
-    os.makedirs(args.outdir, exist_ok=True)
+    os.makedirs(settings.outdir, exist_ok=True)
     x = np.linspace(-40.0, 30.0, 561)
 
-    curves = sigmoid_curves(EXAMPLES, args.komi, x)
+    curves = sigmoid_curves(EXAMPLES, settings.komi, x)
     fig, ax = plt.subplots(figsize=(8, 5.8), constrained_layout=True)
-    plot_sigmoids(ax, x, curves, args.komi)
-    common.save_figure(fig, os.path.join(args.outdir, "fig1_sigmoids.png"))
+    plot_sigmoids(ax, x, curves, settings.komi)
+    common.save_figure(fig, os.path.join(settings.outdir, "fig1_sigmoids.png"))
     rows = []
     for c in curves:
         p = c["position"]
@@ -255,9 +259,9 @@ def run(args: argparse.Namespace) -> None:
         rows.append((p.label, p.alpha, p.beta, "signed_komi", f"{c['signed_komi']:g}", f"{c['winrate_at_komi']:.6f}"))
         rows.append((p.label, p.alpha, p.beta, "minus_alpha", f"{-p.alpha:g}", "0.5"))
     common.write_csv(
-        os.path.join(args.outdir, "fig1_sigmoids.csv"), rows, ("position", "alpha", "beta", "kind", "x", "winrate")
+        os.path.join(settings.outdir, "fig1_sigmoids.csv"), rows, ("position", "alpha", "beta", "kind", "x", "winrate")
     )
-    print(f"Fig. 1 (komi {args.komi:g}):")
+    print(f"Fig. 1 (komi {settings.komi:g}):")
     for c in curves:
         p = c["position"]
         print(
@@ -265,29 +269,21 @@ def run(args: argparse.Namespace) -> None:
             f"k_s={c['signed_komi']:+g} tau(k_s)={c['winrate_at_komi']:.4f}"
         )
 
-    example = interval_example(ROOT, LEAF, args.komi, args.lambda_, args.mu)
+    example = interval_example(ROOT, LEAF, settings.komi, settings.lambda_, settings.mu)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
     plot_interval_average(axes, x, ROOT, LEAF, example)
-    common.save_figure(fig, os.path.join(args.outdir, "ecai_fig1_interval_average.png"))
+    common.save_figure(fig, os.path.join(settings.outdir, "ecai_fig1_interval_average.png"))
     common.write_csv(
-        os.path.join(args.outdir, "ecai_fig1_interval_average.csv"),
+        os.path.join(settings.outdir, "ecai_fig1_interval_average.csv"),
         [("root_alpha", ROOT.alpha), ("root_beta", ROOT.beta), ("leaf_alpha", LEAF.alpha), ("leaf_beta", LEAF.beta)]
         + [(name, f"{value:.6g}") for name, value in example.items()],
         ("quantity", "value"),
     )
     print(
-        f"ECAI Fig. 1 (lambda={args.lambda_:g}, mu={args.mu:g}): "
+        f"ECAI Fig. 1 (lambda={settings.lambda_:g}, mu={settings.mu:g}): "
         f"tau_s(k_s)={example['winrate_at_komi']:.4f}, "
         f"x_mu={example['x_mu']:.3f}, x_lambda={example['x_lambda']:.3f}, "
         f"nu_r={example['nu']:.4f} "
         f"(tau_r(k_s)={example['leaf_winrate_at_komi']:.4f})"
     )
-    print(f"wrote PNG and CSV files to {args.outdir}")
-
-
-def main(argv=None, *, exit_on_error: bool = False) -> int:
-    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(exit_on_error=True))
+    print(f"wrote PNG and CSV files to {settings.outdir}")

@@ -1,8 +1,7 @@
 """Playing styles against GNU Go: where each style plays, and what it costs.
 
     python -m experiments.run --config=experiments/configs/styles.py  # the shipped run (--config.play=True)
-    python experiments/styles.py --net=zoo:go7-base-S1 --centre_net=zoo:go7-centre \\
-        --edge_net=zoo:go7-edge --level=10 --games=40 --visits=64 --outdir=/tmp/styles
+    styles.run(styles.Settings(net="zoo:go7-base-S1", level=10, games=40, visits=64, outdir="/tmp/styles"))
 
 The paper (Shi et al., JISE 2021, §4.4 and §6) produces centre- and
 edge/corner-oriented play in three ways (saijax.styles):
@@ -15,10 +14,10 @@ edge/corner-oriented play in three ways (saijax.styles):
   β; §4.4.2), playing alone (the paper's Net_center and Net_edge);
 * ``mixed-centre`` / ``mixed-edge``: the strong net and an offline net
   together; the biased move is played when the strong net's win rate for
-  it is within ``--w_diff`` (0.05) of its best and the biased prior is at
-  least ``--p_th`` (0.1) (§6.2.2);
+  it is within ``w_diff`` (0.05) of its best and the biased prior is at
+  least ``p_th`` (0.1) (§6.2.2);
 
-and ``plain``, the strong net itself. Each plays GNU Go (``--level``, not
+and ``plain``, the strong net itself. Each plays GNU Go (``level``, not
 allowed to resign, games played out and counted Tromp–Taylor), colours
 alternating, at a komi that the net's side wins under perfect play (7×7:
 8.5 when the net has Black, 9.5 when it has White).
@@ -28,21 +27,20 @@ automated counterparts):
 
 * the share of the player's moves on lines 1–2 against lines 3+, over the
   opening (the paper showed its judges the first 40 moves of 13×13 games,
-  169 points; 40·49/169 ≈ 12 moves of both colours on 7×7, ``--opening``)
+  169 points; 40·49/169 ≈ 12 moves of both colours on 7×7, ``opening``)
   and over whole games, with Fisher's exact test against ``plain``;
 * the win rate against GNU Go with a 95% Wilson interval, and Fisher's
   exact test against ``plain`` (the paper: the mixed players won 135 and
   129 of 300 games against normal Leela, and the pure nets none of 60).
 
-Outputs in ``--outdir``: ``games.csv`` (every game), ``moves.csv`` (every
+Outputs in ``outdir``: ``games.csv`` (every game), ``moves.csv`` (every
 move of the styled side: game, ply, action, line), ``summary.csv`` and
-``styles.png`` (line shares and win rates by player). ``--plot_only``
-redraws the PNG from ``--outdir``'s ``summary.csv`` (nothing played).
+``styles.png`` (line shares and win rates by player). ``plot_only``
+redraws the PNG from ``outdir``'s ``summary.csv`` (nothing played).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import time
@@ -50,23 +48,49 @@ import time
 import numpy as np
 
 from experiments import common
+from experiments.common import setting
 from saijax import gtp_match, match, player_cli, players, results, sgf, stats, styles
 
 ALL_PLAYERS = ("plain", "online-centre", "online-edge", "offline-centre", "offline-edge", "mixed-centre", "mixed-edge")
 
 
-def make_players(args) -> dict[str, players.Player]:
-    """The styled players of ``args.players`` (see the module docstring)."""
-    options = common.player_options(args)
-    wanted = [p for p in args.players.split(",") if p]
-    unknown = sorted(set(wanted) - set(ALL_PLAYERS))
-    if unknown:
-        raise ValueError(f"--players: unknown {unknown}; choose from {ALL_PLAYERS}")
-    nets = dict(board_size=args.board_size, options=options, seed=args.seed)
-    (strong,) = common.load_nets([("plain", args.net)], **nets)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """The settings (the module docstring)."""
+
+    games: int = setting(40, "games per player, colours alternating")
+    visits: int = 64
+    net: str = setting("zoo:go7-base-S1", "the plain net the style nets were fine-tuned from")
+    centre_net: str = setting("zoo:go7-centre", "the offline centre-style net")
+    edge_net: str = setting("zoo:go7-edge", "the offline edge-style net")
+    players: tuple[str, ...] = setting(ALL_PLAYERS, f"the players, of {', '.join(ALL_PLAYERS)}")
+    level: int = 10
+    black_komi: float = setting(8.5, "komi when the styled side has Black")
+    white_komi: float = setting(9.5, "komi when the styled side has White")
+    timeout: float = 120.0
+    opening: int = setting(12, "plies counted as the opening")
+    w_diff: float = setting(0.05, "mixed: acceptable win-rate loss")
+    p_th: float = setting(0.1, "mixed: the biased prior a move needs")
+    plot_only: bool = setting(False, "redraw styles.png from outdir's summary.csv")
+
+    def check(self) -> None:
+        super().check()
+        if self.games < 1:
+            raise self.error("games", "needs an int >= 1")
+        unknown = sorted(set(self.players) - set(ALL_PLAYERS))
+        if unknown:
+            raise self.error("players", f"unknown {unknown}; choose from {ALL_PLAYERS}")
+
+
+def make_players(settings: Settings) -> dict[str, players.Player]:
+    """The styled players of ``settings.players`` (see the module docstring)."""
+    options = settings.player_options()
+    wanted = list(settings.players)
+    nets = dict(board_size=settings.board_size, options=options, seed=settings.seed)
+    (strong,) = common.load_nets([("plain", settings.net)], **nets)
     config = strong.config
     biased = {}
-    for style, spec in (("centre", args.centre_net), ("edge", args.edge_net)):
+    for style, spec in (("centre", settings.centre_net), ("edge", settings.edge_net)):
         if spec and any(p.endswith(style) and not p.startswith("online") for p in wanted):
             (biased[style],) = common.load_nets([(f"offline-{style}", spec)], **nets)
     out = {}
@@ -78,11 +102,11 @@ def make_players(args) -> dict[str, players.Player]:
             cfg = dataclasses.replace(config, root_prior=styles.OnlineStyle(style))
             out[name] = strong.replace(name=name, config=cfg)
         elif style not in biased:
-            raise ValueError(f"--players={name} needs --{style}_net")
+            raise ValueError(f"players={name} needs {style}_net")
         elif kind == "offline":
             out[name] = biased[style]
         else:
-            mixed = styles.MixedStyle(biased[style], w_diff=args.w_diff, p_th=args.p_th)
+            mixed = styles.MixedStyle(biased[style], w_diff=settings.w_diff, p_th=settings.p_th)
             out[name] = strong.replace(name=name, mixed=mixed)
     return out
 
@@ -96,25 +120,30 @@ def _styled_moves(game: results.GameResult, name: str, size: int) -> list[tuple[
     return [(ply, a) for ply, a in enumerate(record.moves) if ply % 2 == colour_first and a < size * size]
 
 
-def run(args) -> list[dict]:
-    games_path = common.games_path(args.outdir)
+def run(settings: Settings) -> list[dict]:
+    """Plays every player against GNU Go and writes the tables and the PNG (with ``plot_only``: redraws the PNG
+    from ``outdir``'s summary.csv; a shipped folder's SGFs stay as they are); returns the summary."""
+    if settings.plot_only:
+        replot(settings)
+        return common.read_csv(os.path.join(settings.outdir, "summary.csv"), text=("player",))
+    games_path = common.games_path(settings.outdir)
     common.reset_games(games_path)
-    argv = player_cli.engine_argv(f"gnugo:{args.level}", never_resign=True)
-    size = args.board_size
+    argv = player_cli.engine_argv(f"gnugo:{settings.level}", never_resign=True)
+    size = settings.board_size
     lines = styles.line_numbers(size)
     summary, move_rows = [], []
-    for name, player in make_players(args).items():
+    for name, player in make_players(settings).items():
         t0 = time.time()
-        a_black = [i % 2 == 0 for i in range(args.games)]
-        settings = match.MatchSettings(
-            games=args.games,
-            komi=tuple(args.black_komi if b else args.white_komi for b in a_black),
+        a_black = [i % 2 == 0 for i in range(settings.games)]
+        match_settings = match.MatchSettings(
+            games=settings.games,
+            komi=tuple(settings.black_komi if b else settings.white_komi for b in a_black),
             colours="alternate",
-            seed=args.seed,
+            seed=settings.seed,
             results_path=games_path,
-            sgf_dir=os.path.join(args.outdir, "sgf", name),
+            sgf_dir=os.path.join(settings.outdir, "sgf", name),
         )
-        games = gtp_match.play_gtp_match(player, argv, settings, timeout=args.timeout)
+        games = gtp_match.play_gtp_match(player, argv, match_settings, timeout=settings.timeout)
         counts = {"open_low": 0, "open_all": 0, "low": 0, "all": 0}
         for g in games:
             for ply, action in _styled_moves(g, name, size):
@@ -122,7 +151,7 @@ def run(args) -> list[dict]:
                 move_rows.append({"player": name, "game": g.game, "ply": ply, "action": action, "line": line})
                 counts["all"] += 1
                 counts["low"] += line <= 2
-                if ply < args.opening:
+                if ply < settings.opening:
                     counts["open_all"] += 1
                     counts["open_low"] += line <= 2
         s = results.summarize(games, name)
@@ -143,16 +172,22 @@ def run(args) -> list[dict]:
         }
         summary.append(row)
         print(
-            f"{name:>15s}: {row['wins']}/{row['games']} wins vs GNU Go level {args.level} "
+            f"{name:>15s}: {row['wins']}/{row['games']} wins vs GNU Go level {settings.level} "
             f"[{100 * row['wilson_lo']:.0f}%, {100 * row['wilson_hi']:.0f}%], lines 1-2: "
             f"{100 * row['opening_lines_1_2']:.0f}% of opening moves, {100 * row['lines_1_2']:.0f}% of all "
             f"({row['seconds']:.0f}s)",
             flush=True,
         )
     _tests(summary)
-    common.write_csv(os.path.join(args.outdir, "moves.csv"), move_rows, ("player", "game", "ply", "action", "line"))
-    common.write_csv(os.path.join(args.outdir, "summary.csv"), summary)
-    plot(summary, os.path.join(args.outdir, "styles.png"), opening=args.opening, level=args.level, games=args.games)
+    common.write_csv(os.path.join(settings.outdir, "moves.csv"), move_rows, ("player", "game", "ply", "action", "line"))
+    common.write_csv(os.path.join(settings.outdir, "summary.csv"), summary)
+    plot(
+        summary,
+        os.path.join(settings.outdir, "styles.png"),
+        opening=settings.opening,
+        level=settings.level,
+        games=settings.games,
+    )
     print(format_table(summary))
     return summary
 
@@ -218,40 +253,14 @@ def plot(summary: list[dict], path: str, *, opening: int, level: int, games: int
     return common.save_figure(fig, path)
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(
-        __file__, __doc__, games=40, games_help="games per player, colours alternating", visits=64,
-        net="zoo:go7-base-S1", level=10, black_komi=8.5, white_komi=9.5, timeout=120.0,
-        plot_only="redraw styles.png from --outdir's summary.csv",
-        helps={"net": "the plain net the style nets were fine-tuned from",
-               "black_komi": "komi when the styled side has Black",
-               "white_komi": "komi when the styled side has White"},
-    )  # fmt: skip
-    p.add_argument("--centre_net", default="zoo:go7-centre", help="the offline centre-style net")
-    p.add_argument("--edge_net", default="zoo:go7-edge", help="the offline edge-style net")
-    p.add_argument("--players", default=",".join(ALL_PLAYERS), help=f"comma list from {ALL_PLAYERS}")
-    p.add_argument("--opening", type=int, default=12, help="plies counted as the opening")
-    p.add_argument("--w_diff", type=float, default=0.05, help="mixed: acceptable win-rate loss")
-    p.add_argument("--p_th", type=float, default=0.1, help="mixed: the biased prior a move needs")
-    args = p.parse_args(argv)
-    if args.games < 1:
-        p.error("--games must be >= 1")
-    return args
-
-
-def replot(args) -> str:
-    """Redraws ``styles.png`` from ``args.outdir``'s ``summary.csv``; returns the PNG's path."""
-    summary = common.read_csv(os.path.join(args.outdir, "summary.csv"), text=("player",))
+def replot(settings: Settings) -> str:
+    """Redraws ``styles.png`` from ``settings.outdir``'s ``summary.csv``; returns the PNG's path."""
+    summary = common.read_csv(os.path.join(settings.outdir, "summary.csv"), text=("player",))
     games = int(max(r["games"] for r in summary))
-    return plot(summary, os.path.join(args.outdir, "styles.png"), opening=args.opening, level=args.level, games=games)
-
-
-def main(argv=None, *, exit_on_error: bool = False) -> int:
-    args = parse_args(argv)
-    if args.plot_only:  # a shipped folder's SGFs stay as they are: nothing is packed
-        return common.run_main(__file__, lambda: replot(args), exit_on_error=exit_on_error)
-    return common.run_main(__file__, lambda: run(args), exit_on_error=exit_on_error, outdir=args.outdir)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(exit_on_error=True))
+    return plot(
+        summary,
+        os.path.join(settings.outdir, "styles.png"),
+        opening=settings.opening,
+        level=settings.level,
+        games=games,
+    )

@@ -53,7 +53,6 @@ move of every won game: the scorer's estimate before and after, the loss),
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import time
@@ -63,63 +62,64 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments import common, matches, paired, stat_tables
+from experiments.common import setting
 from saijax import arena, go, match, players, search, sgf, stats
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = common.make_parser(
-        __file__, __doc__, games=100, games_help="games per condition, colours alternating", visits=32,
-        strong="zoo:go7-S1", opponent="zoo:go7-W3", scorer="zoo:go7-S2", komi=9.5, score_visits=64, opening_moves=2,
-        helps={"strong": "[NAME=]SPEC of the SAI net",
-               "scorer": "the fixed judge (λ = μ = 0): a net that is not one of the compared"},
-    )  # fmt: skip
-    p.add_argument("--agents", default="0:0,1:0", help="comma list of lambda:mu for the SAI net")
-    p.add_argument("--winrate_net", default="", help="[NAME=]SPEC of a winrate-head net of similar strength")
-    p.add_argument("--loss", type=float, default=1.0, help="points a move must lose to count")
-    p.add_argument("--decided", type=float, default=5.0, help="the winner's estimated lead that decides a game")
-    p.add_argument(
-        "--summarize_only",
-        action="store_true",
-        help="rebuild summary.csv, tests.csv and the PNG from --outdir's games.csv and moves.csv (no play)",
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """§4.4's settings (the module docstring)."""
+
+    games: int = setting(100, "games per condition, colours alternating")
+    visits: int = 32
+    strong: str = setting("zoo:go7-S1", "[NAME=]SPEC of the SAI net")
+    agents: tuple[str, ...] = setting(("0:0", "1:0"), "lambda:mu of each agent of the SAI net")
+    winrate_net: str = setting("", "[NAME=]SPEC of a winrate-head net of similar strength")
+    opponent: str = "zoo:go7-W3"
+    scorer: str = setting("zoo:go7-S2", "the fixed judge (λ = μ = 0): a net that is not one of the compared")
+    score_visits: int = 64
+    komi: float = 9.5
+    opening_moves: int = 2
+    loss: float = setting(1.0, "points a move must lose to count")
+    decided: float = setting(5.0, "the winner's estimated lead that decides a game")
+    summarize_only: bool = setting(
+        False, "rebuild summary.csv, tests.csv and the PNG from --outdir's games.csv and moves.csv (no play)"
     )
-    p.add_argument(
-        "--head_to_head",
-        type=int,
-        default=0,
-        help="also play the first SAI agent against --winrate_net, this many games (0: none)",
-    )
-    args = p.parse_args(argv)
-    if args.games < 1 or args.visits < 1 or args.score_visits < 1:
-        p.error("--games, --visits and --score_visits must be >= 1")
-    if args.head_to_head < 0 or (args.head_to_head and not args.winrate_net):
-        p.error(f"--head_to_head {args.head_to_head}: needs a --winrate_net and a count >= 0")
-    scorer = common.parse_nets(args.scorer)[0][1] if args.scorer else ""
-    compared = {spec for _, spec in common.parse_nets(",".join(x for x in (args.strong, args.winrate_net) if x))}
-    if scorer in compared:
-        p.error(f"--scorer {args.scorer!r} is one of the compared nets; the judge of point-losing moves must be "
-                "independent of them (another net, e.g. zoo:go7-S2)")  # fmt: skip
-    for item in common.parse_list(args.agents, str):
-        lam, sep, mu = item.partition(":")
-        try:
-            search.Agent(float(lam), float(mu) if sep else 0.0)
-        except ValueError as e:
-            p.error(f"--agents: {item!r}: {e}")
-    return args
+    head_to_head: int = setting(0, "also play the first SAI agent against --winrate_net, this many games (0: none)")
+
+    def check(self) -> None:
+        super().check()
+        for field in ("games", "visits", "score_visits"):
+            if getattr(self, field) < 1:
+                raise self.error(field, "needs an int >= 1")
+        if self.head_to_head < 0 or (self.head_to_head and not self.winrate_net):
+            raise self.error("head_to_head", "needs a winrate_net and a count >= 0")
+        scorer = common.parse_nets(self.scorer)[0][1] if self.scorer else ""
+        compared = {spec for _, spec in common.parse_nets([x for x in (self.strong, self.winrate_net) if x])}
+        if scorer in compared:
+            raise self.error("scorer", "is one of the compared nets; the judge of point-losing moves must be "
+                                       "independent of them (another net, e.g. zoo:go7-S2)")  # fmt: skip
+        for item in self.agents:
+            lam, sep, mu = item.partition(":")
+            try:
+                search.Agent(float(lam), float(mu) if sep else 0.0)
+            except ValueError as e:
+                raise self.error("agents", f"{item!r}: {e}") from None
 
 
 MOVE_COLUMNS = ("condition", "game", "ply", "move", "before", "after", "loss", "decided")
 
 
-def conditions(args) -> list[players.Player]:
+def conditions(settings: Settings) -> list[players.Player]:
     """The players compared: the SAI net with each agent, then the winrate net."""
-    nets = dict(board_size=args.board_size, options=common.player_options(args), seed=args.seed)
-    (strong,) = common.load_nets(args.strong, **nets)
+    nets = dict(board_size=settings.board_size, options=settings.player_options(), seed=settings.seed)
+    (strong,) = common.load_nets(settings.strong, **nets)
     out = []
-    for item in common.parse_list(args.agents, str):
+    for item in settings.agents:
         lam, _, mu = item.partition(":")
         out.append(strong.with_agent(lambda_=float(lam), mu=float(mu or 0.0), rename=True))
-    if args.winrate_net:
-        (az,) = common.load_nets(args.winrate_net, **nets)
+    if settings.winrate_net:
+        (az,) = common.load_nets(settings.winrate_net, **nets)
         if az.value_head != "winrate":
             print(f"note: --winrate_net {az.name} has a {az.value_head!r} head", flush=True)
         out.append(az)
@@ -164,36 +164,38 @@ def winner_plies(num_moves: int, moves_first: bool, opening_moves: int) -> range
     return range(start, num_moves, 2)
 
 
-def run(args) -> dict[str, list[dict]]:
-    if args.summarize_only:
-        return summarize_only(args)
-    rules = go.GoRules(args.board_size)
-    plain = common.player_options(args, lambda_=0.0, mu=0.0, threshold=0.0)
-    (opponent,) = common.load_nets(args.opponent, board_size=args.board_size, options=plain, seed=args.seed)
-    (scorer,) = common.load_nets([("scorer", args.scorer)], board_size=args.board_size, options=plain)
-    compared = conditions(args)
-    print(power_lines(args.games), flush=True)
+def run(settings: Settings) -> dict[str, list[dict]]:
+    """Plays the conditions and judges their won games (with ``summarize_only``: rebuilds the tables from
+    ``outdir``'s games.csv and moves.csv); writes the tables and the PNG, returns them."""
+    if settings.summarize_only:
+        return summarize_only(settings)
+    rules = go.GoRules(settings.board_size)
+    plain = settings.player_options(lambda_=0.0, mu=0.0, threshold=0.0)
+    (opponent,) = common.load_nets(settings.opponent, board_size=settings.board_size, options=plain, seed=settings.seed)
+    (scorer,) = common.load_nets([("scorer", settings.scorer)], board_size=settings.board_size, options=plain)
+    compared = conditions(settings)
+    print(power_lines(settings.games), flush=True)
     game_rows, move_rows = [], []
     for player in compared:
         t0 = time.time()
-        settings = match.MatchSettings(
-            games=args.games,
-            komi=args.komi,
-            seed=args.seed,
-            opening_moves=args.opening_moves,
-            sgf_dir=os.path.join(args.outdir, "sgf", player.name),
+        match_settings = match.MatchSettings(
+            games=settings.games,
+            komi=settings.komi,
+            seed=settings.seed,
+            opening_moves=settings.opening_moves,
+            sgf_dir=os.path.join(settings.outdir, "sgf", player.name),
         )
-        games = arena.play_match(player, opponent, settings)
+        games = arena.play_match(player, opponent, match_settings)
         for g in games:
             game_rows.append({"condition": player.name, **dataclasses.asdict(g)})
         won = [g for g in games if (g.winner == "black") == (g.black == player.name) and g.winner != "draw"]
         for g in won:
             record = sgf.read_sgf(g.sgf)
             states = sgf.replay(record, rules=rules)
-            est = score_positions(scorer, rules, states, args.score_visits, args.seed + g.game)
+            est = score_positions(scorer, rules, states, settings.score_visits, settings.seed + g.game)
             sign = 1.0 if g.black == player.name else -1.0
             moves_first = (g.black == player.name) == (record.first_player == 1)
-            for ply in winner_plies(len(record.moves), moves_first, args.opening_moves):
+            for ply in winner_plies(len(record.moves), moves_first, settings.opening_moves):
                 before, after = sign * est[ply], sign * est[ply + 1]
                 move_rows.append(
                     {
@@ -204,27 +206,27 @@ def run(args) -> dict[str, list[dict]]:
                         "before": round(float(before), 3),
                         "after": round(float(after), 3),
                         "loss": round(float(before - after), 3),
-                        "decided": bool(before > args.decided),
+                        "decided": bool(before > settings.decided),
                     }
                 )
         print(f"{player.name}: {len(won)}/{len(games)} won vs {opponent.name} ({time.time() - t0:.0f}s)", flush=True)
-    common.write_csv(os.path.join(args.outdir, "games.csv"), game_rows)
-    common.write_csv(os.path.join(args.outdir, "moves.csv"), move_rows, MOVE_COLUMNS)
-    out = write_tables(args, game_rows, move_rows, compared[-1].name if args.winrate_net else None)
-    if args.head_to_head:
-        out["head_to_head"] = head_to_head(args, compared[0], compared[-1])
+    common.write_csv(os.path.join(settings.outdir, "games.csv"), game_rows)
+    common.write_csv(os.path.join(settings.outdir, "moves.csv"), move_rows, MOVE_COLUMNS)
+    out = write_tables(settings, game_rows, move_rows, compared[-1].name if settings.winrate_net else None)
+    if settings.head_to_head:
+        out["head_to_head"] = head_to_head(settings, compared[0], compared[-1])
     return out
 
 
-def write_tables(args, game_rows: list[dict], move_rows: list[dict], winrate_net: str | None) -> dict:
+def write_tables(settings: Settings, game_rows: list[dict], move_rows: list[dict], winrate_net: str | None) -> dict:
     """summary.csv, tests.csv and the PNG from the games and the judged moves."""
-    summary = summarize(game_rows, move_rows, args)
-    common.write_csv(os.path.join(args.outdir, "summary.csv"), summary)
+    summary = summarize(game_rows, move_rows, settings)
+    common.write_csv(os.path.join(settings.outdir, "summary.csv"), summary)
     print(format_table(summary))
-    tests = compare(game_rows, move_rows, args, winrate_net=winrate_net)
-    common.write_csv(os.path.join(args.outdir, "tests.csv"), tests, digits=6)
+    tests = compare(game_rows, move_rows, settings, winrate_net=winrate_net)
+    common.write_csv(os.path.join(settings.outdir, "tests.csv"), tests, digits=6)
     print(format_tests(tests))
-    plot(game_rows, summary, os.path.join(args.outdir, "suboptimal_moves.png"))
+    plot(game_rows, summary, os.path.join(settings.outdir, "suboptimal_moves.png"))
     return {"games": game_rows, "moves": move_rows, "summary": summary, "tests": tests}
 
 
@@ -251,26 +253,28 @@ def read_tables(outdir: str) -> tuple[list[dict], list[dict]]:
 
 def claim_tests(dirs: dict[str, str], config) -> list[dict]:
     """experiments/run.py's tests: :func:`paired_tests` of each run's games.csv and moves.csv."""
+    from experiments import run as runner  # noqa: PLC0415 (the runner imports this module)
+
     out = []
     for run, d in dirs.items():
-        settings = {**config.match, **config.runs[run]}
-        winrate = net_name(settings["winrate_net"]) if settings.get("winrate_net") else None
-        out += paired_tests(*read_tables(d), winrate, loss=settings.get("loss", 1.0), run=run)
+        settings = runner.settings(config, run, outdir=d)
+        winrate = net_name(settings.winrate_net) if settings.winrate_net else None
+        out += paired_tests(*read_tables(d), winrate, loss=settings.loss, run=run)
     return out
 
 
-def summarize_only(args) -> dict[str, list[dict]]:
+def summarize_only(settings: Settings) -> dict[str, list[dict]]:
     """Rebuilds the tables from ``--outdir``'s ``games.csv`` and ``moves.csv``: the winrate net is the
     condition named by ``--winrate_net`` (or, without it, none)."""
-    game_rows, move_rows = read_tables(args.outdir)
+    game_rows, move_rows = read_tables(settings.outdir)
     winrate_net = None
-    if args.winrate_net:
-        winrate_net = net_name(args.winrate_net)
+    if settings.winrate_net:
+        winrate_net = net_name(settings.winrate_net)
         names = set(g["condition"] for g in game_rows)
         if winrate_net not in names:
-            raise ValueError(f"--winrate_net {args.winrate_net!r}: no condition {winrate_net!r} in {args.outdir} "
-                             f"(conditions: {', '.join(sorted(names))})")  # fmt: skip
-    return write_tables(args, game_rows, move_rows, winrate_net)
+            raise ValueError(f"--winrate_net {settings.winrate_net!r}: no condition {winrate_net!r} in "
+                             f"{settings.outdir} (conditions: {', '.join(sorted(names))})")  # fmt: skip
+    return write_tables(settings, game_rows, move_rows, winrate_net)
 
 
 def power_lines(games: int) -> str:
@@ -286,17 +290,17 @@ def power_lines(games: int) -> str:
     )
 
 
-def head_to_head(args, sai: players.Player, winrate: players.Player) -> dict:
+def head_to_head(settings: Settings, sai: players.Player, winrate: players.Player) -> dict:
     """The SAI net against the winrate net: similar strength, as the paper's comparison assumes."""
-    settings = match.MatchSettings(
-        games=args.head_to_head,
-        komi=args.komi,
-        seed=args.seed + 7919,
-        opening_moves=args.opening_moves,
-        sgf_dir=os.path.join(args.outdir, "sgf", "head_to_head"),
+    match_settings = match.MatchSettings(
+        games=settings.head_to_head,
+        komi=settings.komi,
+        seed=settings.seed + 7919,
+        opening_moves=settings.opening_moves,
+        sgf_dir=os.path.join(settings.outdir, "sgf", "head_to_head"),
     )
     t0 = time.time()
-    games = arena.play_match(sai, winrate, settings)
+    games = arena.play_match(sai, winrate, match_settings)
     wins = sum(g.winner == ("black" if g.black == sai.name else "white") for g in games)
     draws = sum(g.winner == "draw" for g in games)
     n = len(games)
@@ -314,21 +318,23 @@ def head_to_head(args, sai: players.Player, winrate: players.Player) -> dict:
         "wins_as_black": sum(g.black == sai.name and g.winner == "black" for g in games),
         "games_as_black": sum(g.black == sai.name for g in games),
     }
-    common.write_csv(os.path.join(args.outdir, "head_to_head.csv"), [row], digits=6)
+    common.write_csv(os.path.join(settings.outdir, "head_to_head.csv"), [row], digits=6)
     print(f"{sai.name} vs {winrate.name}: {wins}/{n} ({100 * row['win_rate']:.1f}% [{100 * lo:.0f}, {100 * hi:.0f}]), "
           f"binomial p against ½ {row['p_binomial_half']:.3g} ({time.time() - t0:.0f}s)", flush=True)  # fmt: skip
     return row
 
 
-def summarize(game_rows: list[dict], move_rows: list[dict], args) -> list[dict]:
+def summarize(game_rows: list[dict], move_rows: list[dict], settings: Settings) -> list[dict]:
     """One row per condition: games, distinct games, wins, winning margins and point-losing moves.
 
     The tests between conditions are :func:`compare`'s (``tests.csv``).
     """
     out = []
     for name in dict.fromkeys(g["condition"] for g in game_rows):
-        games, margins, counts = stat_tables.point_losing_outcomes(game_rows, move_rows, name, loss=args.loss)
-        _, _, decided = stat_tables.point_losing_outcomes(game_rows, move_rows, name, loss=args.loss, decided_only=True)
+        games, margins, counts = stat_tables.point_losing_outcomes(game_rows, move_rows, name, loss=settings.loss)
+        _, _, decided = stat_tables.point_losing_outcomes(
+            game_rows, move_rows, name, loss=settings.loss, decided_only=True
+        )
         out.append({
             "condition": name,
             "games": games,
@@ -351,11 +357,11 @@ def _pairs(names: list[str], winrate_net: str | None) -> list[tuple[str, str]]:
     return out + [(n, sai[0]) for n in sai[1:]]
 
 
-def compare(game_rows: list[dict], move_rows: list[dict], args, winrate_net: str | None) -> list[dict]:
+def compare(game_rows: list[dict], move_rows: list[dict], settings: Settings, winrate_net: str | None) -> list[dict]:
     """The test table (:func:`experiments.stat_tables.compare_point_losing` per pair), Holm/BH per column."""
     names = list(dict.fromkeys(g["condition"] for g in game_rows))
     rows = [
-        stat_tables.compare_point_losing(game_rows, move_rows, name, base, loss=args.loss)
+        stat_tables.compare_point_losing(game_rows, move_rows, name, base, loss=settings.loss)
         for name, base in _pairs(names, winrate_net)
     ]
     return stat_tables.correct(rows, *stat_tables.POINT_LOSING_TESTS, "p_fisher_two")
@@ -449,7 +455,8 @@ def plot(game_rows: list[dict], summary: list[dict], path: str) -> str:
 
 
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    return common.run_script(__file__, parse_args, run, argv, exit_on_error=exit_on_error)
+    """The command line: a flag per field of :class:`Settings`."""
+    return common.main(__name__, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":

@@ -44,15 +44,45 @@ its results stay in the run's folder (``results/go7_run/zoo/``).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import os
 from collections.abc import Sequence
 
 from experiments import common, matches
+from experiments.common import setting
 from saijax import results, stats, zoo
 
-DEFAULT_TARGETS = "0.72,0.85,0.97"
+DEFAULT_TARGETS = (0.72, 0.85, 0.97)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(common.MatchSettings):
+    """The settings (the module docstring)."""
+
+    games: int = setting(20, "games per (strong net, candidate)")
+    visits: int = 128
+    board_size: int | None = setting(None, "the checkpoints' board size (default: theirs)")
+    workdir: str = setting(help="the run's workdir (its kept checkpoints)")
+    elo: str = setting(help="the run's elo.csv (experiments/elo_curve.py)")
+    targets: tuple[float, ...] = setting(DEFAULT_TARGETS, "the strong nets' target win rates against W1, W2, ...")
+    candidates: int = setting(2, "candidate generations measured per target")
+    extra: tuple[int, ...] = setting((), "more candidate generations, e.g. where the curve's gaps miss")
+    komi: float = 9.5
+    opening_moves: int = 2
+    restart: bool = setting(False, "replay every pairing (default: resume games.csv)")
+    export: str = setting("", "zoo directory to write the six nets to (e.g. saijax/zoo)")
+    prefix: str = setting("go7-", "the exported entries' name prefix")
+    dtype: str = setting("float16", f"the exported weights' storage: {', '.join(zoo.STORAGE_DTYPES)}")
+    run: str = setting("", "the run's name in the records (default: the workdir's name)")
+    train_command: str = setting("", "the command that trains the run, for the records")
+    run_seed: int = setting(0, "the run's seed, for the records")
+
+    def check(self) -> None:
+        super().check()
+        if self.dtype not in zoo.STORAGE_DTYPES:
+            raise self.error("dtype", f"use one of {', '.join(zoo.STORAGE_DTYPES)}")
 
 
 def elo_gap(rate: float) -> float:
@@ -176,14 +206,15 @@ def choose_weak(calibration: list[dict], targets: list[float]) -> list[dict]:
     return [r | {"target": t} for r, t in zip(best, targets)]
 
 
-def play(args, strong: list[dict], cands: list[dict]) -> list[results.GameResult]:
-    """Every (strong net, candidate) pairing, ``args.games`` games each, resuming ``games.csv``."""
+def play(settings: Settings, strong: list[dict], cands: list[dict]) -> list[results.GameResult]:
+    """Every (strong net, candidate) pairing, ``settings.games`` games each, resuming ``games.csv``."""
     gens = sorted({r["generation"] for r in strong} | {c["generation"] for c in cands})
-    specs = [(f"gen{g}", os.path.join(args.workdir, "checkpoints", str(g))) for g in gens]
-    nets = {p.name: p for p in common.load_nets(specs, board_size=None, options=common.player_options(args))}
+    specs = [(f"gen{g}", os.path.join(settings.workdir, "checkpoints", str(g))) for g in gens]
+    loaded = common.load_nets(specs, board_size=settings.board_size, options=settings.player_options())
+    nets = {p.name: p for p in loaded}
     pairs = [(f"gen{s['generation']}", f"gen{c['generation']}") for c in cands for s in strong]
 
-    return matches.play_pairings(nets, pairs, args, sgf_root=os.path.join(args.outdir, "sgf"))
+    return matches.play_pairings(nets, pairs, settings, sgf_root=os.path.join(settings.outdir, "sgf"))
 
 
 def selection_rows(strong: list[dict], weak: list[dict]) -> list[dict]:
@@ -206,59 +237,61 @@ def selection_rows(strong: list[dict], weak: list[dict]) -> list[dict]:
     return rows
 
 
-def export(args, selection: list[dict], elo_rows: list[dict], calibration: list[dict]) -> None:
-    """The six nets into the zoo directory ``args.export`` (float16), named ``<prefix><role>``."""
+def export(settings: Settings, selection: list[dict], elo_rows: list[dict], calibration: list[dict]) -> None:
+    """The six nets into the zoo directory ``settings.export`` (float16), named ``<prefix><role>``."""
     by_gen = {r["generation"]: r for r in elo_rows}
     cal = {r["generation"]: r for r in calibration}
-    config = os.path.join(args.workdir, "config.json")
+    config = os.path.join(settings.workdir, "config.json")
     for row in selection:
         g = row["generation"]
         e = by_gen[g]
         if row["role"].startswith("S"):
-            notes = f"strong: rank {row['role'][1:]} of the Elo curve {args.elo}"
+            notes = f"strong: rank {row['role'][1:]} of the Elo curve {settings.elo}"
         else:
             c = cal[g]
             interval = f"[{100 * c['wilson_lo']:.0f}, {100 * c['wilson_hi']:.0f}]"
             notes = (
                 f"weak: S1–S3 win {100 * c['strong_rate']:.1f}% {interval} "
                 f"of {c['games']} games against it (target {100 * row['target']:.0f}%; deterministic, "
-                f"{args.visits} visits, komi {args.komi}, {args.opening_moves} random opening moves; "
-                f"{os.path.join(args.outdir, 'calibration.csv')})"
+                f"{settings.visits} visits, komi {settings.komi}, {settings.opening_moves} random opening moves; "
+                f"{os.path.join(settings.outdir, 'calibration.csv')})"
             )
         record = zoo.export(
-            os.path.join(args.workdir, "checkpoints", str(g)),
-            f"{args.prefix}{row['role']}",
-            directory=args.export,
+            os.path.join(settings.workdir, "checkpoints", str(g)),
+            f"{settings.prefix}{row['role']}",
+            directory=settings.export,
             elo=e["elo"],
             elo_ci=(e["elo_lo"], e["elo_hi"]),
-            run=args.run or os.path.basename(os.path.normpath(args.workdir)),
-            command=args.train_command or f"see {config}",
-            seed=args.run_seed,
+            run=settings.run or os.path.basename(os.path.normpath(settings.workdir)),
+            command=settings.train_command or f"see {config}",
+            seed=settings.run_seed,
             notes=notes,
-            dtype=args.dtype,
+            dtype=settings.dtype,
         )
         print(f"exported {record.name}: generation {g}, α_∅ {record.alpha_empty:+.2f}, β_∅ {record.beta_empty:.3f}")
 
 
-def run(args) -> dict:
-    targets = common.parse_list(args.targets)
+def run(settings: Settings) -> dict:
+    """Plays the candidates against the strong nets, chooses W1–W3 and writes the tables (and with ``export``
+    the six nets); returns them."""
+    targets = list(settings.targets)
     for t in targets:
         elo_gap(t)
-    rows = rated_generations(common.read_csv(args.elo))
-    kept = set(common.kept_generations(args.workdir))
+    rows = rated_generations(common.read_csv(settings.elo))
+    kept = set(common.kept_generations(settings.workdir))
     missing = [r["generation"] for r in rows if r["generation"] not in kept]
     if missing:
-        raise ValueError(f"--elo={args.elo} rates generations {missing} that {args.workdir} does not keep")
+        raise ValueError(f"--elo={settings.elo} rates generations {missing} that {settings.workdir} does not keep")
     strong = strongest(rows)
-    cands = candidates(rows, strong, targets, args.candidates, common.parse_list(args.extra, int))
+    cands = candidates(rows, strong, targets, settings.candidates, list(settings.extra))
     print("strong:", ", ".join(f"gen{s['generation']} ({s['elo']:.0f})" for s in strong))
     print("candidates:", ", ".join(f"gen{c['generation']} (gap {c['elo_gap']:.0f}, for {c['target']})" for c in cands))
-    games = play(args, strong, cands)
+    games = play(settings, strong, cands)
     calibration = calibration_rows(cands, strong, games)
-    common.write_csv(os.path.join(args.outdir, "calibration.csv"), calibration, digits=4)
+    common.write_csv(os.path.join(settings.outdir, "calibration.csv"), calibration, digits=4)
     weak = choose_weak(calibration, targets)
     selection = selection_rows(strong, weak)
-    common.write_csv(os.path.join(args.outdir, "selection.csv"), selection, digits=4)
+    common.write_csv(os.path.join(settings.outdir, "selection.csv"), selection, digits=4)
     print(
         common.markdown_table(
             ["gen", "Elo gap", "target", "games", "S wins", "rate [95%]", "distinct"],
@@ -277,32 +310,14 @@ def run(args) -> dict:
         )
     )
     print("chosen:", ", ".join(f"{r['role']} = gen{r['generation']}" for r in selection))
-    if args.export:
-        export(args, selection, rows, calibration)
+    if settings.export:
+        export(settings, selection, rows, calibration)
     return {"strong": strong, "calibration": calibration, "selection": selection}
 
 
-def parse_args(argv=None):
-    p = common.make_parser(
-        __file__, __doc__, games=20, games_help="games per (strong net, candidate)", visits=128, board_size=None,
-        workdir=common.Default.REQUIRED, komi=9.5, opening_moves=2, restart="pairing",
-    )  # fmt: skip
-    p.add_argument("--elo", required=True, help="the run's elo.csv (experiments/elo_curve.py)")
-    p.add_argument("--targets", default=DEFAULT_TARGETS, help="the strong nets' target win rates against W1, W2, ...")
-    p.add_argument("--candidates", type=int, default=2, help="candidate generations measured per target")
-    p.add_argument("--extra", default="", help="more candidate generations, e.g. where the curve's gaps miss")
-    p.add_argument("--export", default="", help="zoo directory to write the six nets to (e.g. saijax/zoo)")
-    p.add_argument("--prefix", default="go7-", help="the exported entries' name prefix")
-    p.add_argument("--dtype", default="float16", choices=zoo.STORAGE_DTYPES, help="the exported weights' storage")
-    p.add_argument("--run", default="", help="the run's name in the records (default: the workdir's name)")
-    p.add_argument("--train_command", default="", help="the command that trains the run, for the records")
-    p.add_argument("--run_seed", type=int, default=0, help="the run's seed, for the records")
-    return p.parse_args(argv)
-
-
 def main(argv=None, *, exit_on_error: bool = False) -> int:
-    args = parse_args(argv)
-    return common.run_main(__file__, lambda: run(args), exit_on_error=exit_on_error, outdir=args.outdir)
+    """The command line: a flag per field of :class:`Settings`."""
+    return common.main(__name__, argv, exit_on_error=exit_on_error)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import math
 import os
 import sys
 from collections.abc import Sequence
@@ -41,7 +40,7 @@ import jax
 import ml_collections
 from absl import flags as absl_flags
 
-from saijax import go, networks, search
+from saijax import checks, go, networks, search
 
 __all__ = [
     "KOMI_MODES",
@@ -85,17 +84,9 @@ def _get(config: Any, name: str) -> Any:
     return node
 
 
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
 def _int(config, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
     value = _get(config, name)
-    if not _is_int(value):
+    if not checks.is_int(value):
         raise ValueError(f"{name} must be an int, got {value!r}")
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
@@ -108,7 +99,7 @@ def _float(
     config, name: str, minimum: float | None = None, maximum: float | None = None, *, strict_min: bool = False
 ) -> float:
     value = _get(config, name)
-    if not _is_number(value):
+    if not checks.is_number(value):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     if minimum is not None:
         if strict_min and not value > minimum:
@@ -170,7 +161,7 @@ def _schedule(config, name: str, width: int, *, allow_empty: bool, value_minimum
         raise ValueError(f"{name} must not be empty")
     previous = None
     for i, entry in enumerate(value):
-        if not isinstance(entry, (list, tuple)) or len(entry) != width or not all(_is_int(v) for v in entry):
+        if not isinstance(entry, (list, tuple)) or len(entry) != width or not all(checks.is_int(v) for v in entry):
             raise ValueError(f"{name}[{i}] must be a list of {width} ints [generation, ...], got {entry!r}")
         generation = entry[0]
         if i == 0 and generation != 0:
@@ -226,32 +217,30 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     opponent_policy_head = _optional_bool(config, "network.opponent_policy_head")
     _choice(config, "precision", networks.PRECISIONS)
 
-    # Search.
-    _choice(config, "search.algorithm", search.ALGORITHMS)
-    _int(config, "search.num_simulations", 1)
+    # Search. The types are checked here, the rules by building
+    # search.SearchConfig and search.Agent, which hold them (their messages
+    # name the field, or checks.build does: "search.lambda_=1.5: ...");
+    # a minimum given here is one SearchConfig does not check.
+    _get(config, "search.algorithm")
+    _int(config, "search.num_simulations")
     _int(config, "search.max_num_considered_actions", 1)
     _float(config, "search.gumbel_scale", 0.0)
     _float(config, "search.c_puct", 0.0, strict_min=True)
     _float(config, "search.dirichlet_alpha", 0.0)
     _float(config, "search.dirichlet_fraction", 0.0, 1.0)
-    lambda_ = _float(config, "search.lambda_", 0.0, 1.0)
-    mu = _float(config, "search.mu", 0.0, 1.0)
-    threshold = _float(config, "search.threshold", 0.0, 1.0)
-    try:
-        search.Agent(lambda_, mu, threshold)  # the one place the agent is validated
-    except ValueError as e:
-        raise ValueError(f"search.lambda_ ({lambda_}) / search.mu ({mu}): {e}") from None
-    _float(config, "search.beta_terminal", 0.0, strict_min=True)
+    _float(config, "search.beta_terminal")
     _float(config, "search.fpu_reduction", 0.0)
     if _has(config, "search.noisy_root_fpu_reduction"):
         _float(config, "search.noisy_root_fpu_reduction", 0.0)
-    if _has(config, "search.root_pass_rule"):
-        _choice(config, "search.root_pass_rule", search.ROOT_PASS_RULES)
-    if _has(config, "search.walk"):
-        _choice(config, "search.walk", search.WALKS)
     if _has(config, "search.pass_answer_prior"):
-        _float(config, "search.pass_answer_prior", 0.0, 1.0)
-    mode = _choice(config, "search.value_mode", search.VALUE_MODES)
+        _float(config, "search.pass_answer_prior")
+    mode = _get(config, "search.value_mode")
+    checks.build(search.SearchConfig, _section_values(search.SearchConfig, config.search), lambda f: f"search.{f}")
+    checks.build(
+        search.Agent,
+        {name: _get(config, f"search.{name}") for name in ("lambda_", "mu", "threshold")},
+        lambda f: f"search.{f}",
+    )
     if head == "score" and mode != "score":
         raise ValueError(
             f"search.value_mode must be 'score' with network.value_head "
@@ -394,11 +383,11 @@ def _check_lr_schedule(config, lr_schedule: str) -> None:
             raise ValueError(f"{name} must be a list, got {seq!r}")
     if lr_schedule == "constant":
         return
-    if not all(_is_int(b) and b >= 1 for b in boundaries):
+    if not all(checks.is_int(b) and b >= 1 for b in boundaries):
         raise ValueError(f"training.lr_boundaries must be generations (ints >= 1), got {boundaries!r}")
     if any(b2 <= b1 for b1, b2 in zip(boundaries, boundaries[1:])):
         raise ValueError(f"training.lr_boundaries must be strictly increasing, got {boundaries!r}")
-    if not all(_is_number(v) and v >= 0 for v in values):
+    if not all(checks.is_number(v) and v >= 0 for v in values):
         raise ValueError(f"training.lr_values must be finite numbers >= 0, got {values!r}")
     if lr_schedule == "piecewise":
         if not boundaries or len(values) != len(boundaries):
@@ -523,9 +512,14 @@ def from_section(cls, section) -> Any:
     For example ``from_section(search.SearchConfig, config.search)``; this
     keeps the modules that define such classes free of config code.
     """
+    return cls(**_section_values(cls, section))
+
+
+def _section_values(cls, section) -> dict[str, Any]:
+    """The items of a config section (a ConfigDict or mapping) that are fields of the dataclass ``cls``."""
     names = {f.name for f in dataclasses.fields(cls)}
     items = dict(section.items()) if hasattr(section, "items") else dict(section)
-    return cls(**{k: v for k, v in items.items() if k in names})
+    return {k: v for k, v in items.items() if k in names}
 
 
 def load_config(path: str | os.PathLike) -> ml_collections.ConfigDict:

@@ -1,13 +1,14 @@
 """Match conventions shared by every kind of match (docs/design.md §8).
 
-Both the lockstep net-vs-net matches of :mod:`saijax.arena` and the matches
-against a GTP engine of :mod:`saijax.gtp_match` take one
-:class:`MatchSettings` and build their games from the pieces here: the
-per-game keys, the random opening moves, the choice of a player's move
-(:func:`choose_moves`: its search's, position control's or the mixed
-style's), the score estimate at a resignation, and the result row and SGF of
-a finished game (:func:`record_game`). The results table, summaries and
-intervals are in :mod:`saijax.results`.
+Every match is played by the one loop of :mod:`saijax.match_loop`, between
+two opponents (:mod:`saijax.opponents`): net against net in lockstep
+(:mod:`saijax.arena`), a player against a GTP engine
+(:mod:`saijax.gtp_match`). It takes one :class:`MatchSettings` and builds
+its games from the pieces here: the per-game keys, the random opening moves,
+the choice of a player's move (:func:`choose_moves`: its search's, position
+control's or the mixed style's), the score estimate at a resignation, and
+the result row and SGF of a finished game (:func:`record_game`). The
+results table, summaries and intervals are in :mod:`saijax.results`.
 
 Conventions:
 
@@ -67,7 +68,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saijax import control, go, players, results, search, sgf, styles
+from saijax import checks, control, go, players, results, search, sgf, styles
 
 __all__ = [
     "COLOURS",
@@ -98,10 +99,6 @@ _SCORE_SALT = 1
 
 # ---------------------------------------------------------------------------
 # Settings.
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
 def _per_game(name: str, value: Any, games: int) -> tuple | None:
@@ -150,7 +147,8 @@ class MatchSettings:
         ply and the score estimates (the scorer's and the player's own) are
         recorded (``GameResult.resign_ply``, ``resign_estimate``,
         ``resign_own_estimate``) and the game goes on to the count: the
-        validation of the score estimator (SAI §3.6). Net vs net only.
+        validation of the score estimator (SAI §3.6). A GTP engine may
+        still resign by itself.
       sgf_dir: write one SGF per game there.
       results_path: append each finished game to this table (.csv or .jsonl).
     """
@@ -172,11 +170,11 @@ class MatchSettings:
     results_path: str | os.PathLike | None = None
 
     def __post_init__(self):
-        if not _is_int(self.games) or self.games < 1:
+        if not checks.is_int(self.games) or self.games < 1:
             raise ValueError(f"MatchSettings.games must be an int >= 1, got {self.games!r}")
         handicaps = _per_game("handicap", self.handicap, self.games)
         for h in handicaps or (self.handicap,):
-            if not _is_int(h) or h < 0:
+            if not checks.is_int(h) or h < 0:
                 raise ValueError(f"MatchSettings.handicap must be an int >= 0 (or one per game), got {h!r}")
         if handicaps is not None:
             object.__setattr__(self, "handicap", tuple(int(h) for h in handicaps))
@@ -187,15 +185,15 @@ class MatchSettings:
             object.__setattr__(self, "komi", tuple(float(k) for k in komis))
         if self.colours not in COLOURS:
             raise ValueError(f"MatchSettings.colours must be one of {COLOURS}, got {self.colours!r}")
-        if not _is_int(self.seed):
+        if not checks.is_int(self.seed):
             raise ValueError(f"MatchSettings.seed must be an int, got {self.seed!r}")
-        if self.max_moves is not None and (not _is_int(self.max_moves) or self.max_moves < 1):
+        if self.max_moves is not None and (not checks.is_int(self.max_moves) or self.max_moves < 1):
             raise ValueError(f"MatchSettings.max_moves must be None or an int >= 1, got {self.max_moves!r}")
         if self.resign_threshold is not None and not 0.0 < float(self.resign_threshold) < 1.0:
             raise ValueError(f"MatchSettings.resign_threshold must be None or in (0, 1), got {self.resign_threshold}")
-        if self.resign_after is not None and (not _is_int(self.resign_after) or self.resign_after < 0):
+        if self.resign_after is not None and (not checks.is_int(self.resign_after) or self.resign_after < 0):
             raise ValueError(f"MatchSettings.resign_after must be None or an int >= 0, got {self.resign_after!r}")
-        if not _is_int(self.opening_moves) or self.opening_moves < 0:
+        if not checks.is_int(self.opening_moves) or self.opening_moves < 0:
             raise ValueError(f"MatchSettings.opening_moves must be an int >= 0, got {self.opening_moves!r}")
         if self.start_moves is not None:
             starts = tuple(tuple(self.start_moves[i]) for i in range(len(self.start_moves)))
@@ -204,10 +202,10 @@ class MatchSettings:
             if len({len(s) for s in starts}) > 1:
                 raise ValueError("MatchSettings.start_moves must all have the same length (games move in lockstep)")
             for a in (a for s in starts for a in s):
-                if not _is_int(a) or a < 0:
+                if not checks.is_int(a) or a < 0:
                     raise ValueError(f"MatchSettings.start_moves holds {a!r}, not an action (an int >= 0)")
             object.__setattr__(self, "start_moves", tuple(tuple(int(a) for a in s) for s in starts))
-        if not _is_int(self.engine_opening_moves) or self.engine_opening_moves < 0:
+        if not checks.is_int(self.engine_opening_moves) or self.engine_opening_moves < 0:
             raise ValueError(
                 f"MatchSettings.engine_opening_moves must be an int >= 0, got {self.engine_opening_moves!r}"
             )
@@ -215,7 +213,7 @@ class MatchSettings:
             raise ValueError(f"MatchSettings.play_out must be True or False, got {self.play_out!r}")
         if self.play_out and self.resign_threshold is None:
             raise ValueError("MatchSettings.play_out records where the resign rule fires: give a resign_threshold")
-        if self.score_visits is not None and (not _is_int(self.score_visits) or self.score_visits < 1):
+        if self.score_visits is not None and (not checks.is_int(self.score_visits) or self.score_visits < 1):
             raise ValueError(f"MatchSettings.score_visits must be None or an int >= 1, got {self.score_visits!r}")
 
     def handicaps(self) -> tuple[int, ...]:
@@ -407,9 +405,10 @@ def record_game(
     """A finished game's result row; writes its SGF (if ``settings.sgf_dir``).
 
     ``black_player`` and ``white_player`` are the players who searched (None:
-    a GTP engine); their settings fill the row's ``visits``, ``gumbel_scale``
-    and ``precision``. The opening is the plies before any player chose a
-    move: the start position's and the random opening moves.
+    an opponent without one, such as a GTP engine); their settings fill the
+    row's ``visits``, ``gumbel_scale`` and ``precision``. The opening is the
+    plies before any player chose a move: the start position's and the random
+    opening moves.
     """
     komi, handicap, seed = settings.komis()[game], settings.handicaps()[game], settings.seed
     opening = " ".join(go.to_gtp(rules, int(a)) for a in moves[: max(settings.start_length(), settings.opening_moves)])

@@ -81,6 +81,8 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from saijax import checks
+
 __all__ = [
     "NetworkOutputs",
     "NetworkSpec",
@@ -178,19 +180,15 @@ def compute_dtype(precision: str) -> Any:
     return None if precision == "float32" else jnp.bfloat16
 
 
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 def _validate(board_size: Any, blocks: Any, filters: Any, value_head: Any, beta_scale: Any) -> None:
     """Raises ValueError, naming the field, for an unusable configuration."""
     if value_head not in VALUE_HEADS:
         raise ValueError(f"value_head must be one of {VALUE_HEADS}, got {value_head!r}")
-    if not _is_int(board_size) or not _MIN_BOARD_SIZE <= board_size <= _MAX_BOARD_SIZE:
+    if not checks.is_int(board_size) or not _MIN_BOARD_SIZE <= board_size <= _MAX_BOARD_SIZE:
         raise ValueError(f"board_size must be an int in {_MIN_BOARD_SIZE}..{_MAX_BOARD_SIZE}, got {board_size!r}")
-    if not _is_int(blocks) or blocks < 0:
+    if not checks.is_int(blocks) or blocks < 0:
         raise ValueError(f"blocks must be an int >= 0, got {blocks!r}")
-    if not _is_int(filters) or filters < 1:
+    if not checks.is_int(filters) or filters < 1:
         raise ValueError(f"filters must be an int >= 1, got {filters!r}")
     if beta_scale is not None and not (
         isinstance(beta_scale, (int, float)) and math.isfinite(beta_scale) and beta_scale > 0

@@ -36,12 +36,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import shlex
 import types
 from typing import Any
 
-from saijax import control, gtp_match, networks, players, search, styles, zoo
+from saijax import checks, control, gtp_match, networks, players, search, styles, zoo
 
 __all__ = [
     "PlayerOptions",
@@ -56,9 +55,31 @@ __all__ = [
 _ENGINE_PREFIXES = ("gnugo:", "gtp:")
 
 
+def _option(default: Any, help: str, *, flag: str | None = None, own: bool = False, **argparse_kwargs) -> Any:
+    """A :class:`PlayerOptions` field and its flag, declared together.
+
+    Args:
+      default: the field's default (the unprefixed flag's too).
+      help: the flag's help, a template of the fields' defaults
+        (``"(default {visits})"``; :func:`add_player_flags` fills them in).
+      flag: the flag's name, if not the field's (``--control_option``
+        appends to ``control_options``).
+      own: each side asks for it on its own: a prefixed flag left out means
+        the default (off), not the unprefixed player's value.
+      **argparse_kwargs: the flag's ``type``, ``choices``, ``action``,
+        ``metavar``.
+    """
+    metadata = {"help": help, "flag": flag, "own": own, "argparse": argparse_kwargs}
+    return dataclasses.field(default=default, metadata=metadata)
+
+
 @dataclasses.dataclass(frozen=True)
 class PlayerOptions:
-    """How a net plays: the values of the player flags (see :func:`add_player_flags` for each default's reason).
+    """How a net plays: the values of the player flags.
+
+    Each field is declared once, here, with its default and its flag's help
+    (which says why that default), type and choices; :func:`add_player_flags`
+    makes the flags from these fields.
 
     Attributes:
       visits: simulations per move.
@@ -72,18 +93,74 @@ class PlayerOptions:
         other nets, whose checkpoint or zoo record decides).
     """
 
-    visits: int = 128
-    algorithm: str = "gumbel"
-    lambda_: float = 0.0
-    mu: float = 0.0
-    threshold: float = 0.0
-    gumbel_scale: float = 0.0
-    control: str = "off"
-    control_options: tuple[str, ...] = ()
-    style: str = "off"
-    blocks: int = 2
-    filters: int = 16
-    value_head: str = "sai"
+    visits: int = _option(
+        128,
+        "simulations per move (default {visits}: enough for the Gumbel search's sequential halving "
+        "to give each of its 16 root candidates 2 visits in the first round, and a 7x7 move takes well "
+        "under a second on a CPU)",
+        type=int,
+    )
+    algorithm: str = _option(
+        "gumbel",
+        "search algorithm (default {algorithm}: the search saijax trains with; puct is SAI's)",
+        choices=search.ALGORITHMS,
+    )
+    lambda_: float = _option(
+        0.0,
+        "agent λ, upper end of the bonus interval, 0 <= μ <= λ <= 1 (default {lambda_:g}: the plain win rate, "
+        "the strongest agent and the one every net trains with; SAI's engine defaulted to λ = 0.5 to "
+        "play for a bigger margin at little cost in strength, but a player's strength, which matches "
+        "and Elo measure, should not depend on an opt-in score bonus)",
+        type=float,
+    )
+    mu: float = _option(
+        0.0,
+        "agent μ, lower end of the bonus interval (default {mu:g}, with λ = {lambda_:g} the plain win rate)",
+        type=float,
+    )
+    threshold: float = _option(
+        0.0,
+        "variable agent: use (λ, μ) only while the root's win rate is at least this, else (0, 0) "
+        "(default {threshold:g}: always; it only matters when λ > 0, and who asks for λ > 0 asks for it; "
+        "SAI's papers tried 0.5 and 0.7)",
+        type=float,
+    )
+    gumbel_scale: float = _option(
+        0.0,
+        "Gumbel noise on the search's root (default {gumbel_scale:g}: deterministic, the search's best move, "
+        "the player at full strength; variety between games comes from random openings and colours; "
+        f"> 0 samples moves, {search.SearchConfig.gumbel_scale:g} as in self-play)",
+        type=float,
+    )
+    control: str = _option(
+        "off",
+        "position control: off, naive, A, B, C or endgame (docs/design.md §8; default {control})",
+        own=True,
+    )
+    control_options: tuple[str, ...] = _option(
+        (),
+        "a position-control setting, e.g. gentleness=2.5; repeat for more",
+        flag="control_option",
+        own=True,
+        action="append",
+        metavar="FIELD=VALUE",
+    )
+    style: str = _option(
+        "off",
+        "online playing style: off, centre or edge (docs/design.md §8; default {style})",
+        own=True,
+    )
+    blocks: int = _option(
+        2,
+        "random net only: residual blocks (default {blocks}, with {filters} filters: "
+        "players.random_player's net, the Elo anchor; its size barely matters, it plays nearly at random)",
+        type=int,
+    )
+    filters: int = _option(16, "random net only: filters (default {filters})", type=int)
+    value_head: str = _option(
+        "sai",
+        f"random net only: {', '.join(networks.VALUE_HEADS)} (default {{value_head}})",
+    )
 
     def __post_init__(self):
         object.__setattr__(self, "control_options", tuple(str(o) for o in self.control_options))
@@ -102,57 +179,53 @@ class PlayerOptions:
         return styles.online_style(self.style)
 
 
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
+def _flag(field: dataclasses.Field) -> str:
+    """A field's flag name, without ``--`` and prefix."""
+    return field.metadata["flag"] or field.name
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(float(x))
+# How the player's search settings are called on the command line.
+_SEARCH_FLAGS = {"num_simulations": "visits"}
 
 
 def _validate(options: PlayerOptions, flag) -> None:
-    """Raises ValueError naming the flag (``flag(field)``) and its value for the first bad value."""
+    """Raises ValueError naming the flag (``flag(field)``) and its value for the first bad value.
+
+    The search settings and the λ/μ agent are checked by building
+    :class:`saijax.search.SearchConfig` and :class:`saijax.search.Agent`,
+    which hold their rules; here are only the checks they do not make.
+    """
 
     def bad(field, why):
         raise ValueError(f"{flag(field)}={getattr(options, field)!r}: {why}")
 
-    if not _is_int(options.visits) or options.visits < 1:
+    if not checks.is_int(options.visits):
         bad("visits", "needs an int >= 1")
-    if options.algorithm not in search.ALGORITHMS:
-        bad("algorithm", f"use one of {', '.join(search.ALGORITHMS)}")
-    for field in ("lambda_", "mu", "threshold", "gumbel_scale"):
-        if not _is_number(getattr(options, field)):
-            bad(field, "needs a finite number")
-    if options.gumbel_scale < 0:
-        bad("gumbel_scale", "needs a number >= 0")
-    if not 0.0 <= options.threshold <= 1.0:
-        bad("threshold", "needs a number in [0, 1]")
-    if not 0.0 <= options.lambda_ <= 1.0:
-        bad("lambda_", "needs a number in [0, 1]")
-    if not 0.0 <= options.mu <= options.lambda_:
-        bad("mu", f"needs 0 <= mu <= lambda_ (lambda_ is {options.lambda_:g})")
-    try:
+    # search.SearchConfig does not check the noise scale.
+    if not checks.is_number(options.gumbel_scale) or options.gumbel_scale < 0:
+        bad("gumbel_scale", "needs a finite number >= 0")
+    checks.build(
+        search.SearchConfig,
+        {"algorithm": options.algorithm, "num_simulations": options.visits, "gumbel_scale": options.gumbel_scale},
+        lambda field: flag(_SEARCH_FLAGS.get(field, field)),
+    )
+    checks.build(search.Agent, {"lambda_": options.lambda_, "mu": options.mu, "threshold": options.threshold}, flag)
+    given = f"{flag('control')}={options.control!r}"
+    if options.control_options:
+        given += f" {flag('control_options')}={','.join(options.control_options)!r}"
+    with checks.naming(given):
         control.from_options(options.control, options.control_options)
-    except ValueError as e:
-        given = f"{flag('control')}={options.control!r}"
-        if options.control_options:
-            given += f" {flag('control_options')}={','.join(options.control_options)!r}"
-        raise ValueError(f"{given}: {e}") from None
-    try:
+    with checks.naming(f"{flag('style')}={options.style!r}"):
         styles.online_style(options.style)
-    except ValueError as e:
-        bad("style", str(e))
+    # A random net's shape (networks.NetworkSpec would also take 0 blocks).
     for field in ("blocks", "filters"):
-        if not _is_int(getattr(options, field)) or getattr(options, field) < 1:
+        if not checks.is_int(getattr(options, field)) or getattr(options, field) < 1:
             bad(field, "needs an int >= 1")
     if options.value_head not in networks.VALUE_HEADS:
         bad("value_head", f"use one of {', '.join(networks.VALUE_HEADS)}")
 
 
 _DEFAULTS = PlayerOptions()
-# Fields a prefixed player does not take from the unprefixed one: a way of
-# playing that each side asks for on its own.
-_OWN_FIELDS = ("control", "control_options", "style")
 
 
 def add_player_flags(
@@ -160,7 +233,8 @@ def add_player_flags(
 ) -> argparse._ArgumentGroup:
     """Adds the player flags ``--{prefix}visits`` ... ``--{prefix}value_head`` to ``parser``.
 
-    Without a prefix each flag defaults to :class:`PlayerOptions`'s value;
+    One flag for each :class:`PlayerOptions` field, as the field declares it
+    (help, type, choices). Without a prefix each flag defaults to :class:`PlayerOptions`'s value;
     with one (e.g. ``"opponent_"``) to None, meaning the unprefixed player's
     value (position control and style: off). Read them back with
     :func:`options_from_args`.
@@ -169,114 +243,16 @@ def add_player_flags(
       The argument group holding the flags (titled ``title``).
     """
     group = parser.add_argument_group(title or (f"{prefix.rstrip('_')} player" if prefix else "player"))
-    d = _DEFAULTS
-
-    def default(value):
-        return None if prefix else value
-
-    def say(text, value):
+    defaults = {field.name: field.default for field in dataclasses.fields(PlayerOptions)}
+    for field in dataclasses.fields(PlayerOptions):
+        kwargs = field.metadata["argparse"]
         if prefix:
-            same = "off" if text == "own" else "the same as --" + value
-            return f"default: {same}"
-        return text
-
-    group.add_argument(
-        f"--{prefix}visits",
-        type=int,
-        default=default(d.visits),
-        help=say(
-            f"simulations per move (default {d.visits}: enough for the Gumbel search's sequential halving "
-            "to give each of its 16 root candidates 2 visits in the first round, and a 7x7 move takes well "
-            "under a second on a CPU)",
-            "visits",
-        ),
-    )
-    group.add_argument(
-        f"--{prefix}algorithm",
-        choices=search.ALGORITHMS,
-        default=default(d.algorithm),
-        help=say(
-            f"search algorithm (default {d.algorithm}: the search saijax trains with; puct is SAI's)", "algorithm"
-        ),
-    )
-    group.add_argument(
-        f"--{prefix}lambda_",
-        type=float,
-        default=default(d.lambda_),
-        help=say(
-            "agent λ, upper end of the bonus interval, 0 <= μ <= λ <= 1 (default 0: the plain win rate, "
-            "the strongest agent and the one every net trains with; SAI's engine defaulted to λ = 0.5 to "
-            "play for a bigger margin at little cost in strength, but a player's strength, which matches "
-            "and Elo measure, should not depend on an opt-in score bonus)",
-            "lambda_",
-        ),
-    )
-    group.add_argument(
-        f"--{prefix}mu",
-        type=float,
-        default=default(d.mu),
-        help=say("agent μ, lower end of the bonus interval (default 0, with λ = 0 the plain win rate)", "mu"),
-    )
-    group.add_argument(
-        f"--{prefix}threshold",
-        type=float,
-        default=default(d.threshold),
-        help=say(
-            "variable agent: use (λ, μ) only while the root's win rate is at least this, else (0, 0) "
-            "(default 0: always; it only matters when λ > 0, and who asks for λ > 0 asks for it; "
-            "SAI's papers tried 0.5 and 0.7)",
-            "threshold",
-        ),
-    )
-    group.add_argument(
-        f"--{prefix}gumbel_scale",
-        type=float,
-        default=default(d.gumbel_scale),
-        help=say(
-            "Gumbel noise on the search's root (default 0: deterministic, the search's best move, "
-            "the player at full strength; variety between games comes from random openings and colours; "
-            "> 0 samples moves, 1 as in self-play)",
-            "gumbel_scale",
-        ),
-    )
-    group.add_argument(
-        f"--{prefix}control",
-        default=default(d.control),
-        help=say("position control: off, naive, A, B, C or endgame (docs/design.md §8; default off)", "own"),
-    )
-    group.add_argument(
-        f"--{prefix}control_option",
-        action="append",
-        default=None,
-        metavar="FIELD=VALUE",
-        help=say("a position-control setting, e.g. gentleness=2.5; repeat for more", "own"),
-    )
-    group.add_argument(
-        f"--{prefix}style",
-        default=default(d.style),
-        help=say("online playing style: off, centre or edge (docs/design.md §8; default off)", "own"),
-    )
-    group.add_argument(
-        f"--{prefix}blocks",
-        type=int,
-        default=default(d.blocks),
-        help=say(
-            f"random net only: residual blocks (default {d.blocks}, with {d.filters} filters: "
-            "players.random_player's net, the Elo anchor; its size barely matters, it plays nearly at random)",
-            "blocks",
-        ),
-    )
-    group.add_argument(
-        f"--{prefix}filters",
-        type=int,
-        default=default(d.filters),
-        help=say(f"random net only: filters (default {d.filters})", "filters"),
-    )
-    group.add_argument(
-        f"--{prefix}value_head",
-        default=default(d.value_head),
-        help=say(f"random net only: {', '.join(networks.VALUE_HEADS)} (default {d.value_head})", "value_head"),
-    )
+            text = "default: " + ("off" if field.metadata["own"] else f"the same as --{_flag(field)}")
+        else:
+            text = field.metadata["help"].format(**defaults)
+        # An appending flag starts from None (argparse appends to its default).
+        default = None if prefix or kwargs.get("action") == "append" else field.default
+        group.add_argument(f"--{prefix}{_flag(field)}", default=default, help=text, **kwargs)
     return group
 
 
@@ -298,18 +274,14 @@ def options_from_args(
     """
     if fallback is None:
         fallback = options_from_args(args) if prefix and hasattr(args, "visits") else _DEFAULTS
-    values = {}
+    values, flags = {}, {}
     for field in dataclasses.fields(PlayerOptions):
-        flag = "control_option" if field.name == "control_options" else field.name
-        value = getattr(args, prefix + flag, None)
+        flags[field.name] = f"--{prefix}{_flag(field)}"
+        value = getattr(args, prefix + _flag(field), None)
         if value is None:
-            value = getattr(_DEFAULTS if field.name in _OWN_FIELDS else fallback, field.name)
-        values[field.name] = tuple(value) if field.name == "control_options" else value
-
-    def flag_name(field):
-        return f"--{prefix}{'control_option' if field == 'control_options' else field}"
-
-    _validate(types.SimpleNamespace(**values), flag_name)
+            value = getattr(_DEFAULTS if field.metadata["own"] else fallback, field.name)
+        values[field.name] = tuple(value) if field.metadata["argparse"].get("action") == "append" else value
+    _validate(types.SimpleNamespace(**values), flags.__getitem__)
     return PlayerOptions(**values)
 
 

@@ -42,6 +42,11 @@ def test_d4_from_is_where_the_first_move_settles():
     assert ablation.d4_from(curve, "C4") == ""
 
 
+def _settings(outdir, **changes):
+    """experiments/ablation.py's settings at a tiny size (5×5, 2 visits) into ``outdir``."""
+    return ablation.Settings(board_size=5, visits=2, outdir=str(outdir), **changes)
+
+
 def test_arms_need_names_and_workdirs(tmp_path):
     with pytest.raises(ValueError, match="NAME=WORKDIR"):
         ablation.parse_arms(str(tmp_path))
@@ -57,7 +62,7 @@ def _tiny(tmp_path, **main):
 
 def test_ablation_rates_arms_and_adds_a_later_one(arms, tmp_path, capsys):
     out = str(tmp_path / "main")
-    flags = ["--board_size=5", "--visits=2", "--games=2", "--opening_moves=2", "--komi=0.5", f"--outdir={out}"]
+    tiny = dict(games=2, opening_moves=2, komi=0.5)
     assert run.run(_tiny(tmp_path, arms=[f"base={arms['base']}"])) == []  # the config's run, its own tests
     rows = common.read_csv(os.path.join(out, "arms.csv"))
     assert [r["arm"] for r in rows] == ["base"]
@@ -82,30 +87,29 @@ def test_ablation_rates_arms_and_adds_a_later_one(arms, tmp_path, capsys):
     assert os.path.exists(os.path.join(out, "ablation.png"))
     assert "| noise |" in capsys.readouterr().out
 
-    # Resuming plays nothing again; --plot_only redraws from the tables.
-    assert ablation.main(flags) == 0
+    # Resuming plays nothing again; plot_only redraws from the tables.
+    common.perform(ablation.run, _settings(out, **tiny))
     assert len(common.read_csv(os.path.join(out, "games.csv"))) == 2
     os.remove(os.path.join(out, "ablation.png"))
-    assert ablation.main([*flags, "--plot_only"]) == 0
+    common.perform(ablation.run, _settings(out, **tiny, plot_only=True))
     assert os.path.exists(os.path.join(out, "ablation.png"))
 
 
-def test_a_bad_anchor_is_one_error_line(arms, tmp_path, capsys):
-    flags = ["--board_size=5", "--visits=2", "--games=0", f"--outdir={tmp_path}"]
-    assert ablation.main([f"--arms=base={arms['base']}", *flags]) == 0
-    assert ablation.main([*flags, "--games=2", "--anchor=nope"]) == 0  # one arm only: nothing to rate
-    assert ablation.main([f"--arms=noise={arms['noise']}", *flags, "--games=2", "--anchor=nope"]) == 2
-    assert "experiments.ablation: error: --anchor 'nope' is not an arm" in capsys.readouterr().err
+def test_a_bad_anchor_is_an_error_naming_it(arms, tmp_path):
+    ablation.run(_settings(tmp_path, arms=(f"base={arms['base']}",), games=0))
+    ablation.run(_settings(tmp_path, games=2, anchor="nope"))  # one arm only: nothing to rate
+    with pytest.raises(ValueError, match="anchor 'nope' is not an arm"):
+        ablation.run(_settings(tmp_path, arms=(f"noise={arms['noise']}",), games=2, anchor="nope"))
 
 
 def test_games_0_adds_an_arm_unrated_and_keeps_the_ratings(arms, tmp_path):
-    """An arm added with --games=0 (a session that cannot play its pairings) is listed
+    """An arm added with games=0 (a session that cannot play its pairings) is listed
     without a rating; the arms already played keep theirs, from games.csv."""
     out = str(tmp_path / "out")
-    flags = ["--board_size=5", "--visits=2", "--opening_moves=2", "--komi=0.5", f"--outdir={out}"]
-    assert ablation.main([f"--arms=base={arms['base']},noise={arms['noise']}", "--games=2", *flags]) == 0
+    tiny = dict(opening_moves=2, komi=0.5)
+    ablation.run(_settings(out, arms=(f"base={arms['base']}", f"noise={arms['noise']}"), games=2, **tiny))
     before = {r["arm"]: r["elo"] for r in common.read_csv(os.path.join(out, "elo.csv"))}
-    assert ablation.main([f"--arms=late={arms['base']}", "--games=0", *flags]) == 0
+    ablation.run(_settings(out, arms=(f"late={arms['base']}",), games=0, **tiny))
     rows = {r["arm"]: r for r in common.read_csv(os.path.join(out, "arms.csv"))}
     assert set(rows) == {"base", "noise", "late"} and rows["late"].get("elo", "") == ""
     assert {r["arm"]: r["elo"] for r in common.read_csv(os.path.join(out, "elo.csv"))} == before

@@ -9,6 +9,9 @@ lockstep matches).
 import dataclasses
 import json
 import math
+import os
+import subprocess
+import sys
 
 import jax
 import numpy as np
@@ -308,3 +311,24 @@ def test_play_out_records_where_the_resign_rule_fires(net, tmp_path):
         assert record.moves[: r.moves] == sgf.read_sgf(r.sgf).moves
     with pytest.raises(ValueError, match="play_out"):
         match.MatchSettings(games=2, play_out=True)
+
+
+def test_python_m_saijax_arena_runs_the_cli_of_arena_cli():
+    """The command line lives in saijax.arena_cli; ``python -m saijax.arena`` still
+    runs it, with the same program name and error lines."""
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def run(*argv):
+        return subprocess.run(
+            [sys.executable, "-m", "saijax.arena", *argv], cwd=repo, env=env, capture_output=True, text=True
+        )
+
+    shown = run("--help")
+    assert shown.returncode == 0 and shown.stdout.startswith("usage: python -m saijax.arena")
+    assert "--opponent_visits" in shown.stdout and "--gnugo_may_resign" in shown.stdout
+    failed = run("--player=gnugo:1", "--opponent=random", "--board_size=5")
+    assert failed.returncode == 2
+    assert failed.stderr.strip().splitlines()[-1] == (
+        "saijax.arena: error: --player=gnugo:1: an engine can only be the opponent"
+    )

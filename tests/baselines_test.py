@@ -1,4 +1,4 @@
-"""experiments/baselines.py: the pairing graph, equal compute, calibration errors, flags."""
+"""experiments/baselines.py: the pairing graph, equal compute, calibration errors, settings."""
 
 import pytest
 
@@ -81,26 +81,27 @@ def test_calibration_table_bins_by_move_number():
 
 
 @pytest.mark.parametrize(
-    "argv, message",
+    "changes, message",
     [
-        (["--stages=train,fly"], "unknown stage 'fly'"),
-        (["--arms=SAI,MuZero"], "unknown arm 'MuZero'"),
-        (["--seeds=0,x"], "--seeds must be comma-separated integers"),
-        (["--every=0"], "--every must be >= 1"),
+        (dict(stages=("train", "fly")), "baselines.Settings.stages=('train', 'fly'): unknown stage 'fly'"),
+        (dict(arms=("SAI", "MuZero")), "baselines.Settings.arms=('SAI', 'MuZero'): unknown arm 'MuZero'"),
+        (dict(arms=("SAI@x",)), "'SAI@x': seeds after @ must be integers"),
+        (dict(seeds=(0, "x")), "baselines.Settings.seeds=(0, 'x'): needs a tuple (or list) of ints"),
+        (dict(every=0), "baselines.Settings.every=0: needs an int >= 1"),
     ],
 )
-def test_bad_flags_are_named(argv, message, capsys):
-    with pytest.raises(SystemExit):
-        baselines.parse_args(["--outdir=/tmp/x", *argv])
-    assert message in capsys.readouterr().err
+def test_bad_settings_are_named(changes, message):
+    with pytest.raises(ValueError) as e:
+        baselines.Settings(outdir="/tmp/x", **changes)
+    assert message in str(e.value)
 
 
-def test_missing_run_is_a_clear_error(tmp_path, capsys):
-    code = baselines.main([f"--root={tmp_path}", f"--outdir={tmp_path / 'out'}", "--stages=curves", "--arms=SAI"])
-    assert code == 2
-    assert "SAI_s0 has no metrics.jsonl" in capsys.readouterr().err
+def test_missing_run_is_a_clear_error(tmp_path):
+    settings = baselines.Settings(root=str(tmp_path), outdir=str(tmp_path / "out"), stages=("curves",), arms=("SAI",))
+    with pytest.raises(FileNotFoundError, match="SAI_s0 has no metrics.jsonl"):
+        baselines.run(settings)
 
 
 def test_an_arm_may_have_its_own_seeds(tmp_path):
-    args = baselines.parse_args([f"--root={tmp_path}", "--outdir=/tmp/x", "--arms=SAI,LZS-nogate@0@2", "--seeds=0,1"])
-    assert [r.label for r in baselines.runs(args)] == ["SAI_s0", "SAI_s1", "LZS-nogate_s0", "LZS-nogate_s2"]
+    settings = baselines.Settings(root=str(tmp_path), outdir="/tmp/x", arms=("SAI", "LZS-nogate@0@2"), seeds=(0, 1))
+    assert [r.label for r in baselines.runs(settings)] == ["SAI_s0", "SAI_s1", "LZS-nogate_s0", "LZS-nogate_s2"]

@@ -15,7 +15,7 @@ import pytest
 from conftest import TINY, training_config
 from training_test import _batch as training_batch
 
-from saijax import checkpoints, networks, pipeline, training
+from saijax import checkpoints, networks, pipeline, run_setup, training
 from saijax import config as config_lib
 
 N = 5
@@ -198,8 +198,8 @@ def test_reuse_ratio_and_steps_from_new_rows():
     assert training.samples_per_new_row(4, 16, 48) == pytest.approx(4 / 3)
     assert training.samples_per_new_row(4, 16, 0) is None
     config = config_lib.load_config(TINY)  # 4 steps of 16
-    assert pipeline._training_steps(config, 1000) == 4  # off: steps_per_generation
+    assert run_setup.TrainSettings.from_config(config).steps(1000) == 4  # off: steps_per_generation
     config.training.samples_per_new_row = 4.0
-    assert pipeline._training_steps(config, 1000) == 250  # 4 · 1000 / 16
-    assert pipeline._training_steps(config, 1002) == 250  # round(250.5): banker's rounding
-    assert pipeline._training_steps(config, 3) == 1  # at least one step
+    assert run_setup.TrainSettings.from_config(config).steps(1000) == 250  # 4 · 1000 / 16
+    assert run_setup.TrainSettings.from_config(config).steps(1002) == 250  # round(250.5): banker's rounding
+    assert run_setup.TrainSettings.from_config(config).steps(3) == 1  # at least one step

@@ -1,9 +1,13 @@
-"""experiments/common.py: flags, nets lists, CSV files, the resumable runner, the error line, figures."""
+"""experiments/common.py: settings and their command line, nets lists, CSV files, the resumable runner, the error
+line, figures."""
 
+import dataclasses
 import math
 import os
 import subprocess
 import sys
+import types
+from typing import Literal
 
 import pytest
 
@@ -14,64 +18,116 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # --------------------------------------------------------------------------
-# Flags.
+# Settings and their command line.
 
 
-def test_parser_has_the_common_flags_and_the_player_flags():
-    p = common.make_parser(__file__, "A script.\n\nMore.", outdir="runs/x", games=10, visits=32)
-    args = p.parse_args([])
-    assert (args.outdir, args.seed, args.games, args.board_size, args.visits) == ("runs/x", 0, 10, 7, 32)
-    assert p.description == "A script."
-    assert p.prog == "experiments.experiments_common_test"
-    options = common.player_options(args)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Settings(common.MatchSettings):
+    """A script.
+
+    More."""
+
+    outdir: str = "runs/x"
+    games: int = common.setting(10, "games per pairing")
+    visits: int = 32
+    komi: float = 9.5
+    opening_moves: int = 2
+    komis: tuple[float, ...] = common.setting((8.5, 9.5), "the komis")
+    nets: tuple[str, ...] = ()
+    resign_threshold: float | None = None
+    tie_break: Literal["first", "last"] = "first"
+    workdir: str = common.setting(help="the run")
+    restart: bool = False
+    itself: bool = common.setting(True, "also play itself")
+
+
+def _module(tmp_path, cls=_Settings):
+    """A stand-in science module with ``cls`` as its settings."""
+    module = types.ModuleType("experiments.fake_script")
+    module.__file__, module.__doc__, module.Settings = str(tmp_path / "fake_script.py"), cls.__doc__, cls
+    module.run = lambda settings: settings
+    return module
+
+
+def test_settings_are_typed_frozen_and_have_the_player_fields():
+    s = _Settings(workdir="w", komi=7, komis=[1, 2.5], nets=["a=zoo:x"], games=4, gumbel_scale=1, lambda_=0.5)
+    assert (s.outdir, s.seed, s.games, s.board_size, s.visits) == ("runs/x", 0, 4, 7, 32)
+    assert s.komi == 7.0 and isinstance(s.komi, float) and s.komis == (1.0, 2.5) and s.nets == ("a=zoo:x",)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.games = 5
+    options = s.player_options(mu=0.25)
     assert isinstance(options, player_cli.PlayerOptions)
-    assert options.visits == 32 and options.gumbel_scale == 0.0, "deterministic play by default"
-    args = p.parse_args(["--games=4", "--visits=3", "--gumbel_scale=1", "--lambda_=0.5", "--board_size=5"])
-    options = common.player_options(args, mu=0.25)
-    assert (args.games, args.board_size) == (4, 5)
-    assert (options.visits, options.gumbel_scale, options.lambda_, options.mu) == (3, 1.0, 0.5, 0.25)
+    assert (options.visits, options.gumbel_scale, options.lambda_, options.mu) == (32, 1.0, 0.5, 0.25)
+    assert _Settings(workdir="w").player_options().gumbel_scale == 0.0, "deterministic play by default"
+    defaults = {f.name: f.default for f in dataclasses.fields(common.MatchSettings)}
+    assert {k: defaults[k] for k in common.PLAYER_FIELDS} == dataclasses.asdict(player_cli.PlayerOptions())
+    assert s.replace(games=6).games == 6 and s.replace(games=6).komis == s.komis
 
 
-def test_parser_without_optional_flags(capsys):
-    p = common.make_parser(__file__, None, board_size=None, seed=False, player=False)
-    with pytest.raises(SystemExit) as e:
-        p.parse_args([])  # --outdir is required without a default
-    assert e.value.code == 2
-    assert "experiments.experiments_common_test: error:" in capsys.readouterr().err
-    args = p.parse_args(["--outdir=/tmp/x"])
-    assert vars(args) == {"outdir": "/tmp/x"}
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(games="4"), "_Settings.games='4': needs an int"),
+        (dict(games=True), "_Settings.games=True: needs an int"),
+        (dict(komis="8.5,9.5"), "_Settings.komis='8.5,9.5': needs a tuple (or list) of numbers"),
+        (dict(komis=(8.5, "x")), "_Settings.komis=(8.5, 'x'): needs a tuple (or list) of numbers"),
+        (dict(resign_threshold="x"), "_Settings.resign_threshold='x': needs a number or None"),
+        (dict(tie_break="middle"), "_Settings.tie_break='middle': needs one of 'first', 'last'"),
+        (dict(mu=0.5), "_Settings.mu=0.5: "),  # μ > λ = 0
+        (dict(visits=0), "_Settings.visits=0: "),  # PlayerOptions says why
+        (dict(games=-1), "_Settings.games=-1: needs an int >= 0"),
+    ],
+)
+def test_a_bad_setting_names_the_field_and_the_value(changes, message):
+    with pytest.raises(common.SettingsError) as e:
+        _Settings(workdir="w", **changes)
+    assert str(e.value).startswith("experiments_common_test." + message), str(e.value)
+    with pytest.raises(TypeError, match="workdir"):
+        _Settings()  # a field without a default is required
 
 
-def test_shared_flags_take_the_scripts_defaults_and_one_type(capsys):
-    p = common.make_parser(__file__, None, outdir="x", player=False, komi=9.5, opening_moves=2, restart="pairing",
-                           plot_only="redraw it", resign_threshold=common.Default.NONE,
-                           workdir=common.Default.REQUIRED, helps={"komi": "the pairings' komi"})  # fmt: skip
-    args = p.parse_args(["--workdir=w"])
-    assert (args.komi, args.opening_moves, args.restart, args.plot_only, args.resign_threshold) == (
-        9.5, 2, False, False, None)  # fmt: skip
-    args = p.parse_args(["--workdir=w", "--komi=7", "--opening_moves=4", "--restart", "--resign_threshold=0.1"])
-    assert (args.komi, args.opening_moves, args.restart, args.resign_threshold) == (7.0, 4, True, 0.1)
+def test_the_command_line_is_made_from_the_fields(tmp_path, capsys):
+    module = _module(tmp_path)
+    p = common.parser(_Settings, module.__file__, module.__doc__)
+    assert p.description == "A script." and p.prog == "experiments.fake_script"
+    s = common.parse(module, ["--workdir=w"])
+    assert s == _Settings(workdir="w")
+    argv = ["--workdir=w", "--games=4", "--komi=7", "--komis=1,2.5", "--nets=a=zoo:x,zoo:y", "--resign_threshold=0.1",
+            "--tie_break=last", "--restart", "--no-itself", "--visits=3", "--gumbel_scale=1", "--board_size=5",
+            "--control=C", "--control_option=gentleness=2", "--control_option=lead_band=-6,-2"]  # fmt: skip
+    s = common.parse(module, argv)
+    assert (s.games, s.komi, s.komis, s.nets, s.resign_threshold, s.tie_break, s.restart, s.itself) == (
+        4, 7.0, (1.0, 2.5), ("a=zoo:x", "zoo:y"), 0.1, "last", True, False)  # fmt: skip
+    assert (s.visits, s.gumbel_scale, s.board_size) == (3, 1.0, 5)
+    assert s.control_options == ("gentleness=2", "lead_band=-6,-2")
+    assert common.parse(module, ["--workdir=w", "--komis="]).komis == ()
     helps = {a.dest: a.help for a in p._actions}
-    assert helps["restart"] == "replay every pairing (default: resume games.csv)" and helps["plot_only"] == "redraw it"
-    assert helps["komi"] == "the pairings' komi" and helps["opening_moves"] == common.SHARED_FLAGS["opening_moves"].help
-    with pytest.raises(SystemExit):
-        p.parse_args([])  # --workdir is required
-    with pytest.raises(SystemExit):
-        p.parse_args(["--workdir=w", "--opening_moves=1.5"])
+    assert helps["games"] == "games per pairing" and helps["komi"] == common.HELP["komi"]
+    assert helps["opening_moves"] == common.HELP["opening_moves"]
     capsys.readouterr()
-    with pytest.raises(TypeError, match="not a shared flag"):
-        common.make_parser(__file__, None, komis=9.5)
-    with pytest.raises(TypeError, match="level"):
-        common.make_parser(__file__, None, komi=9.5, helps={"level": "GNU Go's level"})
-    # --score_visits is one int everywhere; a list of them is --score_visits_list.
-    assert common.SHARED_FLAGS["score_visits"].type is int and common.SHARED_FLAGS["score_visits_list"].type is str
+    for argv, flag in ((["--workdir=w", "--games=x"], "--games"), (["--workdir=w", "--komis=1,x"], "--komis=1,x"),
+                       (["--workdir=w", "--mu=0.5"], "--mu=0.5"), ([], "--workdir"),
+                       (["--workdir=w", "--tie_break=middle"], "--tie_break")):  # fmt: skip
+        with pytest.raises(SystemExit) as e:
+            common.parse(module, argv)
+        assert e.value.code == 2
+        err = capsys.readouterr().err
+        assert "experiments.fake_script: error:" in err and flag in err, err
 
 
-def test_bad_player_flag_is_a_value_error():
-    args = common.make_parser(__file__, None, outdir="x").parse_args(["--mu=0.5"])  # μ > λ = 0
-    with pytest.raises(ValueError, match="mu"):
-        common.player_options(args)
-    assert common.player_options(args, lambda_=1.0).mu == 0.5, "changes apply before the check"
+def test_main_runs_the_module_and_reports_an_error_in_one_line(tmp_path, capsys):
+    module = _module(tmp_path)
+    seen = []
+    module.run = seen.append
+    assert common.main(module, ["--workdir=w", f"--outdir={tmp_path / 'out'}"]) == 0
+    assert seen == [_Settings(workdir="w", outdir=str(tmp_path / "out"))]
+
+    def fail(settings):
+        raise FileNotFoundError(f"no such table:\n  {settings.workdir}/games.csv")
+
+    module.run = fail
+    assert common.main(module, ["--workdir=w"]) == 2
+    assert capsys.readouterr().err == "experiments.fake_script: error: no such table: w/games.csv\n"
 
 
 def test_comma_lists_and_named_nets():
@@ -179,8 +235,8 @@ def test_run_main_turns_errors_into_one_line(capsys):
 def test_a_script_runs_both_ways_and_fails_with_one_line(tmp_path, route):
     blocker = tmp_path / "a_file"
     blocker.write_text("")
-    argv = ["--outdir", str(blocker / "out"), "--num_mdps=2", "--depth=2"]
-    head = ["experiments/score_vs_winrate.py"] if route == "path" else ["-m", "experiments.score_vs_winrate"]
+    argv = ["--outdir", str(blocker / "out"), "--plot_only"]
+    head = ["experiments/gtp_fair_komi.py"] if route == "path" else ["-m", "experiments.gtp_fair_komi"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run(
         [sys.executable, *head, *argv],
@@ -191,7 +247,7 @@ def test_a_script_runs_both_ways_and_fails_with_one_line(tmp_path, route):
     )
     assert out.returncode == 2, out.stderr
     last = out.stderr.strip().splitlines()[-1]
-    assert last.startswith("experiments.score_vs_winrate: error: ") and "a_file" in last
+    assert last.startswith("experiments.gtp_fair_komi: error: ") and "a_file" in last
 
 
 def test_save_figure_writes_a_png(tmp_path):

@@ -1,4 +1,4 @@
-"""Every claim config of experiments/configs/: its shipped folders and figures, its runs' flags, and the runner
+"""Every claim config of experiments/configs/: its shipped folders and figures, its runs' settings, and the runner
 on the shipped games (nothing played). The tiny plays are in experiments_scripts_test.py and
 experiments_run_test.py."""
 
@@ -46,8 +46,9 @@ def test_the_config_names_its_claim_its_runs_and_its_shipped_figures(claim):
         for figure in config.figures.get(name, []):
             assert (REPO / folder / figure).exists(), f"{claim}: {folder}/{figure} is missing"
     module = run.science(config)
-    for name in config.runs:  # every run's settings are flags of its science module
-        assert module.parse_args([*run.run_argv(config, name), "--outdir=x"]).outdir == "x"
+    for name in config.runs:  # every run's entries are fields of its science module's settings
+        settings = run.settings(config, name, outdir="x", **config.rebuild)
+        assert isinstance(settings, module.Settings) and settings.outdir == "x"
 
 
 @pytest.mark.parametrize("claim", CLAIMS)

@@ -72,12 +72,38 @@ def test_every_config_plays_at_a_tiny_size(claim, tmp_path):
         run.run(config)  # resumed, nothing played: the tests alone are refused
 
 
-def test_the_configs_flags_parse_in_their_scripts():
+def test_the_configs_entries_are_their_modules_settings():
     for claim in CLAIMS:
         config = _config(claim, "x")
-        for settings in config.runs.values():
-            args = run.science(config).parse_args([*run.argv({**config.match, **settings}), "--outdir=x"])
-            assert args.games == settings.get("games", config.match["games"])
+        for name, entries in config.runs.items():
+            settings = run.settings(config, name, outdir="x")
+            assert isinstance(settings, run.science(config).Settings) and settings.outdir == "x"
+            assert settings.games == entries.get("games", config.match["games"])
+
+
+@pytest.mark.parametrize(
+    "where, key, expected",
+    [
+        ("match", "gamez", r"match: 'gamez' is not a setting of experiments.recovery \(did you mean 'games'\?\)"),
+        ("runs", "nonesuch", r"runs.main: 'nonesuch' is not a setting of experiments.recovery; its fields are "),
+    ],
+)
+def test_an_unknown_settings_key_names_the_key_and_the_module(where, key, expected, tmp_path):
+    """A config entry that is not a field of the science module's settings is refused before anything is played."""
+    config = _config("recovery", tmp_path, play=True)
+    with config.unlocked():
+        (config.match if where == "match" else config.runs.main)[key] = 3
+    with pytest.raises(ValueError, match=expected):
+        run.run(config)
+    assert not os.path.exists(tmp_path / "main")
+
+
+def test_a_bad_settings_value_names_the_run_the_field_and_the_value(tmp_path):
+    config = _config("recovery", tmp_path, play=True)
+    with config.unlocked():
+        config.runs.main.lambdas = ("x",)
+    with pytest.raises(ValueError, match=r"runs.main: recovery.Settings.lambdas=\('x',\): needs a tuple"):
+        run.settings(config, "main", outdir=str(tmp_path))
 
 
 @pytest.fixture(scope="module")
@@ -142,12 +168,12 @@ def test_only_plays_the_named_runs_and_names_an_unknown_one(tmp_path, monkeypatc
     """``--config.only`` plays the runs it names (the others' shipped folders are tested beside them); a name
     that is not a run is refused before anything is played, naming the field and the runs."""
     played = []
-    monkeypatch.setattr(run, "_main", lambda module, args: played.append(args[-1]))
+    monkeypatch.setattr(run, "_perform", lambda module, settings: played.append(settings.outdir))
     config = _config("gnugo_strength", tmp_path, play=True, only="go7")
     dirs = run.play(config)
-    assert played == [f"--outdir={tmp_path / 'go7'}"]
+    assert played == [str(tmp_path / "go7")]
     assert dirs["go7"] == str(tmp_path / "go7") and dirs["go5"] == config.shipped["go5"]
     assert run.selected(_config("gnugo_strength", tmp_path)) == list(config.runs)
     with pytest.raises(ValueError, match=r"only: no run 'go8'; the runs are go5, go7, go7_gpu"):
         run.play(_config("gnugo_strength", tmp_path, play=True, only="go7,go8"))
-    assert played == [f"--outdir={tmp_path / 'go7'}"]
+    assert played == [str(tmp_path / "go7")]

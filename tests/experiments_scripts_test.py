@@ -1,13 +1,16 @@
-"""Every experiments/ script: its flags (--help, the README's commands) and a tiny run into tmp_path.
+"""Every experiments/ science module: its typed settings, its command line where people run it alone (--help,
+the README's commands), and a tiny run into tmp_path.
 
 The tiny runs play 5×5 games between ``uniform`` players (random legal
 moves, no network to initialise; 2 visits, 2 games per cell) in this
-process, through each script's ``main(argv)``: every match has the same
-shape, so the scripts share compiled searches. The scripts that play GNU Go
-are marked slow.
+process, through each module's ``run(settings)`` (a claim's config through
+experiments/run.py): every match has the same shape, so the modules share
+compiled searches. The modules that play GNU Go are marked slow.
 """
 
+import dataclasses
 import importlib
+import inspect
 import os
 import pathlib
 import re
@@ -40,8 +43,11 @@ EXPERIMENTS = (
     "styles",
     "suboptimal_moves",
 )
-NETS = ["--board_size=5", "--visits=2"]
-TINY = dict(board_size=5, visits=2)  # NETS as a claim config's match settings
+TINY = dict(board_size=5, visits=2)  # tiny nets' settings (a claim config's match settings)
+# The modules people run alone, with the command lines of README.md and experiments/README.md.
+COMMAND_LINES = {"catch_up", "elo_curve", "gnugo_strength", "gtp_fair_komi", "handicap", "opening_spread",
+                 "position_control", "reanalysis", "recovery", "score_estimation", "score_stability",
+                 "score_targeting", "suboptimal_moves", "zoo_select"}  # fmt: skip
 
 
 def _script(name):
@@ -49,19 +55,29 @@ def _script(name):
 
 
 def _readme_commands():
-    """(script, argv) of every ``python experiments/<script>.py ...`` command in experiments/README.md
-    (of the scripts with a ``parse_args``)."""
+    """(script, argv) of every ``python experiments/<script>.py ...`` command in experiments/README.md."""
     text = (REPO / "experiments" / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
     out = []
     for line in text.splitlines():
         found = re.search(r"python experiments/(\w+)\.py\s+(.*)", line)
-        if found and found[1] in SCRIPTS and hasattr(_script(found[1]), "parse_args"):
+        if found and found[1] in SCRIPTS:
             argv = shlex.split(found[2].split("  #")[0].split("`")[0], comments=True)
             out.append((found[1], argv))
     return out
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
+def test_every_module_runs_from_typed_settings(name):
+    """A frozen settings dataclass (every field typed, its default stated once) and ``run(settings)``; a command
+    line only where people run the module alone, its flags made from the fields (no argv parser of its own)."""
+    module = _script(name)
+    assert dataclasses.is_dataclass(module.Settings) and issubclass(module.Settings, common.Settings)
+    assert module.Settings.__dataclass_params__.frozen and callable(module.run)
+    assert not hasattr(module, "parse_args") and "add_argument" not in inspect.getsource(module)
+    assert hasattr(module, "main") == (name in COMMAND_LINES)
+
+
+@pytest.mark.parametrize("name", sorted(COMMAND_LINES))
 def test_help(name, capsys):
     with pytest.raises(SystemExit) as e:
         _script(name).main(["--help"])
@@ -75,10 +91,14 @@ def test_every_script_is_tested():
     assert not (REPO / "experiments" / "nets.py").exists(), "nets.py went into experiments/common.py"
 
 
+def test_the_modules_with_a_command_line_are_those_the_readme_runs():
+    assert {name for name, _ in _readme_commands()} == COMMAND_LINES
+
+
 @pytest.mark.parametrize("name, argv", _readme_commands(), ids=lambda x: x if isinstance(x, str) else "cmd")
 def test_readme_commands_parse(name, argv):
-    args = _script(name).parse_args(argv)
-    assert args.outdir
+    settings = common.parse(_script(name), argv)
+    assert isinstance(settings, _script(name).Settings) and settings.outdir
 
 
 @pytest.mark.parametrize(
@@ -86,17 +106,22 @@ def test_readme_commands_parse(name, argv):
 )
 def test_gumbel_scale_is_a_player_flag_and_zero_by_default(name):
     required = ["--workdir=w"] if name == "elo_curve" else []
-    assert _script(name).parse_args(["--outdir=x", *required]).gumbel_scale == 0.0
-    assert _script(name).parse_args(["--outdir=x", "--gumbel_scale=1", *required]).gumbel_scale == 1.0
+    assert common.parse(_script(name), ["--outdir=x", *required]).gumbel_scale == 0.0
+    assert common.parse(_script(name), ["--outdir=x", "--gumbel_scale=1", *required]).gumbel_scale == 1.0
+    assert _script(name).Settings(outdir="x").gumbel_scale == 0.0
 
 
 def test_gnugo_scripts_need_their_nets():
     with pytest.raises(SystemExit):
-        _script("gnugo_strength").parse_args(["--outdir=x"])  # neither --nets nor --workdir
+        common.parse(_script("gnugo_strength"), ["--outdir=x"])  # neither --nets nor --workdir
+    with pytest.raises(ValueError, match="give exactly one of nets and workdir"):
+        _script("gnugo_strength").Settings(outdir="x")
 
 
-def _run(name, *argv):
-    assert _script(name).main([str(a) for a in argv]) == 0
+def _run(name, **settings):
+    """The module's run on ``settings`` (TINY's nets), as the runner and the command line run it."""
+    module = _script(name)
+    return common.perform(module.run, module.Settings(**{**TINY, **settings}))
 
 
 def _files(path):
@@ -197,9 +222,9 @@ def test_handicap_config_plays_resumes_and_redraws(tmp_path):
 
 
 def test_recovery_run(tmp_path):
-    argv = [*NETS, "--games=2", "--score_visits=2", "--strong=S=uniform", "--opponent=W=uniform",
-            "--lambdas=0,1", "--mu=0", "--h1_maluses=0", "--h2_maluses=", "--outdir", tmp_path / "r"]  # fmt: skip
-    _run("recovery", *argv)
+    settings = dict(games=2, score_visits=2, strong=["S=uniform"], opponent="W=uniform", lambdas=[0.0, 1.0], mu=0.0,
+                    h1_maluses=[0.0], h2_maluses=[], outdir=str(tmp_path / "r"))  # fmt: skip
+    _run("recovery", **settings)
     rows = common.read_csv(tmp_path / "r" / "fig7_summary.csv")
     assert (
         sorted(float(r["lambda"]) for r in rows) == [0.0, 1.0]
@@ -209,31 +234,31 @@ def test_recovery_run(tmp_path):
     tests = common.read_csv(tmp_path / "r" / "fig7_tests.csv")
     assert [(float(r["lambda"]), int(r["games"]), int(r["base_games"])) for r in tests] == [(1.0, 2, 2)]
     games = (tmp_path / "r" / "games.csv").read_text()
-    _run("recovery", *argv)  # resumed: nothing is played again
+    _run("recovery", **settings)  # resumed: nothing is played again
     assert (tmp_path / "r" / "games.csv").read_text() == games
 
 
 def test_score_targeting_runs_and_resumes(tmp_path, capsys):
-    argv = [*NETS, "--games=2", "--strong=S=uniform", "--weak=W=uniform", "--komi=0.5", "--figures=5",
-            "--lambdas=1", "--mu_fractions=0", "--outdir", tmp_path]  # fmt: skip
-    _run("score_targeting", *argv)
+    settings = dict(games=2, strong=["S=uniform"], weak=["W=uniform"], komi=0.5, figures=["5"], lambdas=[1.0],
+                    mu_fractions=[0.0], outdir=str(tmp_path))  # fmt: skip
+    _run("score_targeting", **settings)
     assert {"games.csv", "cells.csv", "table1.csv", "fig5_score_targeting.png"} <= set(_files(tmp_path))
     assert "4 cells of 2 games (0 already played)" in capsys.readouterr().out
-    _run("score_targeting", *argv, "--resume")
+    _run("score_targeting", **settings, resume=True)
     assert "4 cells of 2 games (4 already played)" in capsys.readouterr().out
 
 
 def test_score_estimation_run(tmp_path):
-    _run("score_estimation", *NETS, "--games=2", "--strong=S=uniform", "--opponents=W=uniform", "--scorer=uniform",
-         "--score_visits_list=2", "--komi=0.5", "--resign_threshold=0.5", "--outdir", tmp_path)  # fmt: skip
+    _run("score_estimation", games=2, strong="S=uniform", opponents=["W=uniform"], scorer="uniform",
+         score_visits_list=[2], komi=0.5, resign_threshold=0.5, outdir=str(tmp_path))  # fmt: skip
     assert {"games.csv", "summary.csv", "score_estimation.png"} <= set(_files(tmp_path))
     assert [r["estimator"] for r in common.read_csv(tmp_path / "summary.csv")] == ["scorer 2 visits", "own search"]
 
 
 def test_suboptimal_moves_run(tmp_path):
-    _run("suboptimal_moves", *NETS, "--games=4", "--strong=S=uniform", "--opponent=W=uniform", "--scorer=random",
-         "--agents=0:0,1:0", "--winrate_net=A=uniform", "--head_to_head=2", "--score_visits=2", "--komi=0.5",
-         "--opening_moves=0", "--outdir", tmp_path)  # fmt: skip
+    _run("suboptimal_moves", games=4, strong="S=uniform", opponent="W=uniform", scorer="random", agents=["0:0", "1:0"],
+         winrate_net="A=uniform", head_to_head=2, score_visits=2, komi=0.5, opening_moves=0,
+         outdir=str(tmp_path))  # fmt: skip
     assert {"games.csv", "moves.csv", "summary.csv", "tests.csv", "head_to_head.csv", "suboptimal_moves.png"} <= set(
         _files(tmp_path)
     )
@@ -248,14 +273,15 @@ def test_suboptimal_moves_run(tmp_path):
         assert t["p_with_none_more"] <= t["p_with_none_more_holm"] <= 1
     (h2h,) = common.read_csv(tmp_path / "head_to_head.csv", text=("player", "opponent"))
     assert (h2h["player"], h2h["opponent"], h2h["games"]) == (names[0], "A", 2)
-    with pytest.raises(SystemExit):
-        _script("suboptimal_moves").parse_args(["--head_to_head=4"])  # no winrate net to play
+    with pytest.raises(ValueError, match="head_to_head=4: needs a winrate_net"):
+        _script("suboptimal_moves").Settings(outdir="x", head_to_head=4)  # no winrate net to play
     # The tables rebuild from games.csv and moves.csv alone.
     summary, tests = (tmp_path / "summary.csv").read_text(), (tmp_path / "tests.csv").read_text()
     os.remove(tmp_path / "summary.csv")
-    _run("suboptimal_moves", "--summarize_only", "--winrate_net=A=uniform", "--outdir", tmp_path)
+    _run("suboptimal_moves", summarize_only=True, winrate_net="A=uniform", outdir=str(tmp_path))
     assert (tmp_path / "summary.csv").read_text() == summary and (tmp_path / "tests.csv").read_text() == tests
-    assert _script("suboptimal_moves").main(["--summarize_only", "--winrate_net=B=uniform", "--outdir", str(tmp_path)])
+    with pytest.raises(ValueError, match="no condition 'B'"):
+        _run("suboptimal_moves", summarize_only=True, winrate_net="B=uniform", outdir=str(tmp_path))
 
 
 def test_opening_spread_config_plays_and_redraws(tmp_path):

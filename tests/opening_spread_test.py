@@ -8,8 +8,8 @@ import pytest
 from experiments import opening_spread
 
 
-def _args(*extra):
-    return opening_spread.parse_args(["--plot_only", "--outdir=/nonexistent", *extra])
+def _settings(**changes):
+    return opening_spread.Settings(plot_only=True, outdir="/nonexistent", **changes)
 
 
 def test_delta_beta_inverts_a_logistic_over_one_point_of_komi():
@@ -23,17 +23,17 @@ def test_delta_beta_inverts_a_logistic_over_one_point_of_komi():
 
 
 def test_delta_komis_default_to_the_boards_fair_komi():
-    assert opening_spread.delta_komis(_args()) == (8.5, 9.5)
-    assert opening_spread.delta_komis(_args("--board_size=5", "--komi=24.5")) == (24.5, 25.5)
-    assert opening_spread.delta_komis(_args("--board_size=9", "--komi=7.5")) == (6.5, 7.5)
-    assert opening_spread.delta_komis(_args("--delta_komis=3.5,4.5")) == (3.5, 4.5)
+    assert opening_spread.delta_komis(_settings()) == (8.5, 9.5)
+    assert opening_spread.delta_komis(_settings(board_size=5, komi=24.5)) == (24.5, 25.5)
+    assert opening_spread.delta_komis(_settings(board_size=9, komi=7.5)) == (6.5, 7.5)
+    assert opening_spread.delta_komis(_settings(delta_komis=(3.5, 4.5))) == (3.5, 4.5)
     with pytest.raises(ValueError, match="delta_komis"):
-        opening_spread.delta_komis(_args("--delta_komis=3.5"))
+        opening_spread.delta_komis(_settings(delta_komis=(3.5,)))
 
 
 def test_summary_delta_is_the_share_of_games_ending_at_the_fair_margin():
     margins = [9.0, 9.0, 9.0, 10.0, -49.0, 49.0, 8.0, 9.0]  # 4 of 8 end at exactly Black by 9
-    row = opening_spread.summarise("visits", margins, [("D4",)] * len(margins), _args())
+    row = opening_spread.summarise("visits", margins, [("D4",)] * len(margins), _settings())
     assert row["black_rate_8.5"] - row["black_rate_9.5"] == pytest.approx(0.5)
     assert (row["delta_komi_lo"], row["delta_komi_hi"], row["delta"]) == (8.5, 9.5, 0.5)
     assert row["delta_beta"] == pytest.approx(4 * math.atanh(0.5))

@@ -1,6 +1,7 @@
 """The player front door: the spec grammar, the flags' defaults, prefixed fallback and validation."""
 
 import argparse
+import dataclasses
 import functools
 import os
 
@@ -50,6 +51,32 @@ def test_defaults_are_decided_once():
     assert (d.blocks, d.filters, d.value_head) == (2, 16, "sai")
     assert player_cli.options_from_args(_parser().parse_args([])) == d
     assert player_cli.options_from_args(_parser().parse_args([]), "opponent_") == d
+
+
+def test_the_flags_are_the_fields():
+    """One flag per PlayerOptions field, with the field's default, help and type; prefixed: "as the player"."""
+    parser = argparse.ArgumentParser()
+    group = player_cli.add_player_flags(parser)
+    prefixed = player_cli.add_player_flags(parser, prefix="opponent_", title="opponent")
+    fields = dataclasses.fields(player_cli.PlayerOptions)
+    mine = {a.dest: a for a in group._group_actions}
+    theirs = {a.dest: a for a in prefixed._group_actions}
+    assert len(mine) == len(theirs) == len(fields)
+    assert mine["control_option"].option_strings == ["--control_option"]
+    assert theirs["opponent_visits"].option_strings == ["--opponent_visits"]
+    for field in fields:
+        flag = "control_option" if field.name == "control_options" else field.name
+        action, twin = mine[flag], theirs["opponent_" + flag]
+        assert action.default == (None if field.name == "control_options" else field.default)
+        assert action.help and "{" not in action.help, (flag, action.help)
+        assert twin.default is None and (twin.type, twin.choices) == (action.type, action.choices)
+        own = field.name in ("control", "control_options", "style")
+        assert twin.help == ("default: off" if own else f"default: the same as --{flag}"), twin.help
+    assert mine["visits"].type is int and mine["lambda_"].type is float
+    assert mine["algorithm"].choices == search.ALGORITHMS
+    assert mine["visits"].help.startswith("simulations per move (default 128: ")
+    assert "(default 0: deterministic" in mine["gumbel_scale"].help and "1 as in self-play" in mine["gumbel_scale"].help
+    assert "(default 2, with 16 filters" in mine["blocks"].help
 
 
 def test_a_deterministic_player_repeats_its_move():

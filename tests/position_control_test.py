@@ -155,14 +155,15 @@ def test_conditions_from_the_starts():
         ("endgame:5@starts", True)]  # fmt: skip
     assert conditions[3].config.gentleness == 2.5 and pc.baseline_label("C:2.5@starts") == "none@starts"
     with pytest.raises(ValueError, match="@starts needs --endgame_starts"):
-        pc.run(pc.parse_args(["--outdir=x", "--methods=none,C:2.5@starts"]))
+        pc.run(pc.Settings(outdir="x", methods=("none", "C:2.5@starts")))
     assert pc.gnugo_level("gnugo", 7) == 7 and pc.gnugo_level("gnugo:3", 7) == 3
     assert pc.gnugo_level("W=zoo:go7-W3", 7) is None
     with pytest.raises(ValueError, match="gnugo"):
         pc.gnugo_level("gtp:gnugo --mode gtp", 7)
-    args = pc.parse_args(["--outdir=x"])
-    assert (args.opponent, pc.opening_moves(args), args.equivalence_margin, args.endgame_ply) == ("gnugo", 0, 0.1, 24)
-    assert pc.opening_moves(pc.parse_args(["--outdir=x", "--opponent=zoo:go7-W3"])) == 4
+    settings = pc.Settings(outdir="x")
+    assert (settings.opponent, pc.opening_moves(settings), settings.equivalence_margin, settings.endgame_ply) == (
+        "gnugo", 0, 0.1, 24)  # fmt: skip
+    assert pc.opening_moves(pc.Settings(outdir="x", opponent="zoo:go7-W3")) == 4
 
 
 def test_match_settings_check_start_moves():

@@ -20,7 +20,7 @@ import pytest
 import selfplay_golden
 
 from saijax import config as config_lib
-from saijax import go, pipeline, replay, selfplay, training
+from saijax import go, pipeline, replay, run_setup, selfplay, training
 
 
 class ReferenceCollector:
@@ -185,7 +185,7 @@ def _chunks(n_chunks=9):
     config = selfplay_golden.golden_config()
     rules = go.GoRules(5, config_lib.effective_max_moves(config))
     spec = training.network_spec(config, 0)
-    built = pipeline._build(spec, config, rules, training.make_mesh())
+    built = run_setup.setup(config).build(spec)
     state = training.create_train_state(built.net, built.optimizer, jax.random.PRNGKey(1), mesh=training.make_mesh())
     variables = state.playing_variables
     sp_cfg = pipeline.selfplay_config(config)

@@ -84,11 +84,11 @@ _SHARDED_SCRIPT = textwrap.dedent(
     import jax
     import numpy as np
     import selfplay_test as t
-    from saijax import pipeline, training
+    from saijax import run_selfplay, training
 
     assert jax.device_count() == 8, jax.devices()
     sp = t.init_state({init_seed})
-    sp = pipeline._shard_selfplay(sp, training.make_mesh())
+    sp = run_selfplay.shard_selfplay(sp, training.make_mesh())
     assert len(sp.games.board.sharding.device_set) == 8
     assert not sp.games.board.sharding.is_fully_replicated
     chunk = t.make_chunk()

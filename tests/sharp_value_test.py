@@ -50,7 +50,7 @@ def test_arms_table_and_targets(tmp_path):
     sharp = _workdir(tmp_path, "sharp", 30, beta=lambda g: 0.2 + 0.1 * g, data_beta=lambda g: 0.25 + 0.1 * g)
     flat = _workdir(tmp_path, "flat", 12, beta=lambda g: 0.2, data_beta=lambda g: 0.5, alpha=6.0, first="C3")
     out = tmp_path / "out"
-    assert sharp_value.main([f"--arms=sharp={sharp},flat={flat}", f"--outdir={out}", "--last=10"]) == 0
+    sharp_value.run(sharp_value.Settings(arms=(f"sharp={sharp}", f"flat={flat}"), outdir=str(out), last=10))
     curves = common.read_csv(out / "curves.csv")
     assert [r["arm"] for r in curves] == ["sharp"] * 30 + ["flat"] * 12
     assert float(curves[29]["evaluations_m"]) == pytest.approx(30.0)
@@ -85,25 +85,25 @@ def test_arms_table_and_targets(tmp_path):
     assert png.shape[0] > 200 and png.shape[1] > 600 and np.std(png) > 0.01  # drawn, not blank
 
     # An arm given again replaces its curve; the others stay. @G cuts a run.
-    assert sharp_value.main([f"--arms=sharp={sharp}@9", f"--outdir={out}"]) == 0
+    sharp_value.run(sharp_value.Settings(arms=(f"sharp={sharp}@9",), outdir=str(out)))
     curves = common.read_csv(out / "curves.csv")
     assert sum(r["arm"] == "sharp" for r in curves) == 10 and sum(r["arm"] == "flat" for r in curves) == 12
-    # --plot_only redraws from the tables alone.
+    # plot_only redraws from the tables alone.
     (out / "sharp_value.png").unlink()
-    assert sharp_value.main([f"--outdir={out}", "--plot_only"]) == 0
+    sharp_value.run(sharp_value.Settings(outdir=str(out), plot_only=True))
     assert (out / "sharp_value.png").exists()
 
 
-def test_bad_arms_are_named(tmp_path, capsys):
-    assert sharp_value.main([f"--arms=x={tmp_path / 'none'}", f"--outdir={tmp_path}"]) == 2
-    assert "no workdir" in capsys.readouterr().err
+def test_bad_arms_are_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no workdir"):
+        sharp_value.run(sharp_value.Settings(arms=(f"x={tmp_path / 'none'}",), outdir=str(tmp_path)))
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "metrics.jsonl").write_text("")
-    assert sharp_value.main([f"--arms=e={empty}", f"--outdir={tmp_path / 'o'}"]) == 2
-    assert "no metrics.jsonl lines" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        sharp_value.parse_args(["--last=0"])
+    with pytest.raises(ValueError, match="no metrics.jsonl lines"):
+        sharp_value.run(sharp_value.Settings(arms=(f"e={empty}",), outdir=str(tmp_path / "o")))
+    with pytest.raises(ValueError, match=r"sharp_value.Settings.last=0: needs an int >= 1"):
+        sharp_value.Settings(last=0)
 
 
 def test_a_missing_diagnostic_is_nan_not_an_error(tmp_path):

@@ -39,7 +39,7 @@ def get_config():
     c = run.claim_config("ablation")
     c.match = dict(games=200, visits=64, gumbel_scale=0.0, seed=0, board_size=7)
     c.runs = dict(main=dict(arms=tuple(f"{k}={v}" for k, v in ARMS.items()), komi=9.5, opening_moves=4, last=10))
-    c.rebuild = ["--plot_only"]
+    c.rebuild = dict(plot_only=True)
     c.shipped = dict(main="experiments/results/ablation/main")
     c.figures = dict(main=["ablation.png"])
     return c

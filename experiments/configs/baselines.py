@@ -33,7 +33,7 @@ def get_config():
                   seeds=(0, 1), generations=30, every=3, neighbours=2, random_pairings=2, komi=24.5, opening_moves=2,
                   level=10, gnugo_games=10, gnugo_visits=64, calibration_games=64, late_move=12),
     )  # fmt: skip
-    c.rebuild = ["--stages=plot"]
+    c.rebuild = dict(stages=("plot",))
     c.shipped = dict(main="experiments/results/baselines/main")
     c.figures = dict(main=["baselines.png"])
     return c

@@ -29,7 +29,7 @@ def get_config():
         main=dict(workdir="runs/go7", generations=GENERATIONS, neighbours=2, random_pairings=2, opening_moves=2,
                   komi=9.5, title="configs/go7.py"),
     )  # fmt: skip
-    c.rebuild = ["--plot_only"]
+    c.rebuild = dict(plot_only=True)
     c.shipped = dict(main="experiments/results/go7_run/elo")
     c.figures = dict(main=["elo_curve.png"])
     return c

@@ -44,7 +44,7 @@ def get_config():
         go7_gpu=dict(nets=("G46=experiments/results/go7_gpu_run/leg/checkpoints/46",), board_size=7, games=40,
                      visits=256, black_komi=8.5, white_komi=9.5, engine_opening_moves=4, gumbel_scale=0.0),
     )  # fmt: skip
-    c.rebuild = ["--plot_only"]
+    c.rebuild = dict(plot_only=True)
     c.shipped = dict(go5="experiments/results/gnugo_strength/go5", go7="experiments/results/go7_run/gnugo_final",
                      go7_gpu="experiments/results/gnugo_strength/go7_gpu")  # fmt: skip
     c.figures = dict(go5=["gnugo_strength.png"], go7=["gnugo_strength.png"], go7_gpu=["gnugo_strength.png"])

@@ -24,7 +24,7 @@ from experiments import run
 
 def get_config():
     c = run.claim_config("gtp_fair_komi")
-    c.rebuild = ["--plot_only"]
+    c.rebuild = dict(plot_only=True)
     c.match = dict(komis=(8.5, 9.5), visits=64, seed=0, board_size=7)
     c.runs = dict(main=dict(workdir="runs/go7", every=2), old_zoo=dict(nets=("go7-S1=zoo:go7-base-S1",)),
                   go7_gpu=dict(nets=("G46=experiments/results/go7_gpu_run/leg/checkpoints/46",)))  # fmt: skip

@@ -24,7 +24,7 @@ from experiments import run
 
 def get_config():
     c = run.claim_config("handicap")
-    c.rebuild = ["--plot_only"]
+    c.rebuild = dict(plot_only=True)
     c.match = dict(visits=128, gumbel_scale=0.0, opening_moves=2, komi=9.5, seed=0, board_size=7)
     c.runs = dict(
         main=dict(strong=("zoo:go7-S1", "zoo:go7-S2", "zoo:go7-S3"), weak=("zoo:go7-W1", "zoo:go7-W2", "zoo:go7-W3"),

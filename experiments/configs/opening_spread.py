@@ -40,7 +40,7 @@ GO5 = dict(net="zoo:go5", board_size=5, komi=24.5, games=64, visits=64, opening_
 
 def get_config():
     c = run.claim_config("opening_spread")
-    c.rebuild = ["--plot_only"]
+    c.rebuild = dict(plot_only=True)
     c.match = dict(games=128, random_moves=8, opening_policies=("visits", "improved"), komi=9.5, batch=64, seed=0,
                    board_size=7)  # fmt: skip
     c.runs = dict(

@@ -30,7 +30,7 @@ def get_config():
         main=dict(net="zoo:go7-S1", opponent="zoo:go7-W3", methods=METHODS, black_komi=9.5, white_komi=9.5,
                   opening_moves=4, endgame_starts=107, endgame_ply=24, endgame_band=3.0, endgame_rival="self"),
     )  # fmt: skip
-    c.rebuild = ["--summarize_only"]
+    c.rebuild = dict(summarize_only=True)
     c.shipped = dict(main="experiments/results/position_control/main")
     c.figures = dict(main=["position_control.png"])
     return c

@@ -29,7 +29,7 @@ def _verdict(id_, old_test, old_p, basis, handicap, lam, base=0.0, measure="wins
 
 def get_config():
     c = run.claim_config("recovery")
-    c.rebuild = ["--plot_only"]
+    c.rebuild = dict(plot_only=True)
     c.match = dict(games=60, visits=128, gumbel_scale=0.0, opening_moves=2, seed=0, board_size=7)
     c.runs = dict(
         main=dict(strong=("zoo:go7-S1", "zoo:go7-S2", "zoo:go7-S3"), opponent="zoo:go7-W1", lambdas=(0.0, 0.5, 1.0),

@@ -22,7 +22,7 @@ from experiments import run
 
 def get_config():
     c = run.claim_config("score_stability")
-    c.rebuild = ["--summarize_only"]
+    c.rebuild = dict(summarize_only=True)
     c.match = dict(visits=128, gumbel_scale=0.0, opening_moves=2, komi=9.5, seed=0, board_size=7)
     c.runs = dict(
         main=dict(strong="zoo:go7-S1", opponents=("zoo:go7-W1", "zoo:go7-W2", "zoo:go7-W3"), scorer="zoo:go7-S2",

@@ -40,7 +40,7 @@ def _loss(id_, claim, old_test, old_p, basis, run="main", **cell):
 
 def get_config():
     c = run.claim_config("score_targeting")
-    c.rebuild = ["--plot_only"]
+    c.rebuild = dict(plot_only=True)
     c.match = dict(games=60, visits=128, gumbel_scale=0.0, opening_moves=2, komi=9.5, seed=0, board_size=7)
     c.runs = dict(
         main=dict(strong=S, weak=("zoo:go7-W1", "zoo:go7-W3"), figures=("5", "6"), fig5_agents=FIG5,

@@ -20,6 +20,7 @@ ARMS = dict(
     sai="runs/sharp/sai",
     sai_fixed30="runs/sharp/sai_fixed30",
     sai_komi_t25="runs/sharp/sai_komi_t25",
+    sai_v256="runs/sharp/sai_v256",
 )
 
 
@@ -27,7 +28,7 @@ def get_config():
     c = run.claim_config("sharp_value")
     c.match = dict(board_size=7)
     c.runs = dict(main=dict(arms=tuple(f"{k}={v}" for k, v in ARMS.items()), last=10))
-    c.rebuild = ["--plot_only"]
+    c.rebuild = dict(plot_only=True)
     c.shipped = dict(main="experiments/results/sharp_value/main")
     c.figures = dict(main=["sharp_value.png"])
     return c

@@ -28,7 +28,7 @@ def get_config():
                   players=ALL_PLAYERS, level=10, black_komi=8.5, white_komi=9.5, opening=12, w_diff=0.05,
                   p_th=0.1),
     )  # fmt: skip
-    c.rebuild = ["--plot_only"]
+    c.rebuild = dict(plot_only=True)
     c.shipped = dict(main="experiments/results/styles/main")
     c.figures = dict(main=["styles.png"])
     return c

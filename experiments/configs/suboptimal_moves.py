@@ -39,7 +39,7 @@ def _verdict(id_, claim, old_test, old_p, measure, condition="go7-S1[l=1,m=0]", 
 
 def get_config():
     c = run.claim_config("suboptimal_moves")
-    c.rebuild = ["--summarize_only"]  # with each run's own --winrate_net
+    c.rebuild = dict(summarize_only=True)  # with each run's own winrate_net
     c.match = dict(games=120, visits=128, gumbel_scale=0.0, opening_moves=2, komi=9.5, seed=0, board_size=7)
     c.runs = dict(
         main=dict(strong="zoo:go7-S1", agents=("0:0", "1:0"), winrate_net="zoo:go7-az", opponent="zoo:go7-W3",

@@ -97,7 +97,7 @@ ENGINE_NAME = "saijax"
 MAX_VISITS = 100_000
 _MAX_SGF_BYTES = 10 * 1024 * 1024
 _PV_LENGTH = 32
-_ANALYSIS_GUMBEL_SCALE = 1.0  # analysis noise when moves are deterministic (search.SearchConfig's default)
+_ANALYSIS_GUMBEL_SCALE = search.SearchConfig.gumbel_scale  # analysis noise when moves are deterministic: self-play's
 
 
 def check_gumbel_scale(value, name: str = "gumbel_scale") -> float:
@@ -142,7 +142,7 @@ class GtpEngine:
         seed: int = 0,
         verbose: bool = False,
         search_config: search.SearchConfig | None = None,
-        gumbel_scale: float = 0.0,
+        gumbel_scale: float = player_cli.PlayerOptions.gumbel_scale,
     ):
         """Builds the engine.
 
@@ -151,8 +151,8 @@ class GtpEngine:
           visits: simulations per genmove and per analysis round.
           lambda_, mu, threshold: the λ/μ agent (1 ≥ λ ≥ μ ≥ 0; the agent
             applies while the root winrate is at least ``threshold``).
-            The defaults of visits and the agent are the command line's
-            (:class:`saijax.player_cli.PlayerOptions`).
+            The defaults of visits, the agent and ``gumbel_scale`` are the
+            command line's (:class:`saijax.player_cli.PlayerOptions`).
           resign_threshold: genmove resigns when the best move's agent value
             is below this, from move N²/4 on; negative never resigns.
           komi: the initial komi (:func:`saijax.go.check_komi`).
