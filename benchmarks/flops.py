@@ -4,7 +4,7 @@
 
 For each board size and network it prints the floating-point operations of
 one forward pass (one search node), counted two ways: from the layer shapes
-of ``saijax.networks.SaiNet`` (a multiply-add is 2 FLOPs; convolutions and
+of ``saijax.core.networks.SaiNet`` (a multiply-add is 2 FLOPs; convolutions and
 dense layers only), and by XLA's cost analysis of the compiled forward pass
 (``jax.jit(...).lower(...).compile().cost_analysis()``, which also counts
 batch norm and ReLU). Nothing is run: the variables and inputs are shapes.
@@ -22,7 +22,7 @@ import argparse
 import jax
 import jax.numpy as jnp
 
-from saijax import networks
+from saijax.core import networks
 
 
 def shape_flops(spec: networks.NetworkSpec) -> int:

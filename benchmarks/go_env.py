@@ -14,7 +14,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from saijax import go
+from saijax.core import go
 
 
 def _sample(key, legal):

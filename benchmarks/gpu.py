@@ -62,8 +62,8 @@ import provenance  # noqa: E402  (benchmarks/provenance.py)
 import selfplay as selfplay_bench  # noqa: E402  (benchmarks/selfplay.py)
 import training as training_bench  # noqa: E402  (benchmarks/training.py)
 
-from saijax import config as config_lib  # noqa: E402
-from saijax import go, search  # noqa: E402
+from saijax.core import go, search  # noqa: E402
+from saijax.learn import config as config_lib  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CONFIG = os.path.join(REPO, "configs", "default.py")
@@ -345,7 +345,7 @@ def _random_variables(init, seed: int = 0):
 
 
 def _saijax_forward(blocks, filters, precision, batch, passes, moves):
-    from saijax import networks
+    from saijax.core import networks
 
     rules = go.GoRules(9)
     net = networks.make_network(9, blocks=blocks, filters=filters)
@@ -445,7 +445,8 @@ def selfplay(lane: Lane, args):
     )
     section.notes.append(
         "tree walk (search.walk): how a simulation finds its leaf's ancestors, for superko and the backward pass: "
-        "'parents' loops up the tree, 'path' uses the descent's record without a loop (saijax/mcts.py); same games."
+        "'parents' loops up the tree, 'path' uses the descent's record without a loop "
+        "(saijax/core/mcts.py); same games."
     )
     specs = [(b, f, n, w) for b, f, n in _selfplay_specs(args.selfplay) for w in args.walks.split(",")]
     for blocks, filters, batch, walk in specs:

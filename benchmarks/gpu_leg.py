@@ -91,7 +91,7 @@ def checkpoint_generations(workdir: str) -> list[int]:
 
 
 def leg_paths(workdir: str, generation: int) -> list[str]:
-    """What the next leg needs: the same list as `saijax.pipeline.leg_files`
+    """What the next leg needs: the same list as `saijax.learn.pipeline.leg_files`
     (tests/gpu_configs_test.py checks they agree), written out here so that
     this process imports neither saijax nor JAX."""
     return [

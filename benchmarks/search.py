@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saijax import go, networks, search
+from saijax.core import go, networks, search
 
 
 def _time(fn, *args, repeats=5):

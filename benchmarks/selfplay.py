@@ -4,10 +4,10 @@
         [--rounds 3] [--chunks 4] [--forward_passes 20] [--generation 0] [--json PATH]
 
 It builds what the pipeline builds for self-play at ``--generation``, with
-the run's own setup (``saijax.run_setup.setup``: the network of the config's
+the run's own setup (``saijax.learn.run_setup.setup``: the network of the config's
 schedule, initialised as generation 0 is, its evaluator at
 ``config.precision``, the search and self-play settings, the generation's
-keys; ``saijax.run_selfplay``: the chunk function, fresh slots, and a
+keys; ``saijax.learn.run_selfplay``: the chunk function, fresh slots, and a
 ``GameCollector``), compiles the self-play chunk (timed apart, like the
 forward pass's compilation), plays one warm-up chunk, and then alternates
 ``--rounds`` rounds of
@@ -80,8 +80,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saijax import checkpoints, go, networks, pipeline, replay, run_selfplay, run_setup, search, selfplay, training
-from saijax import config as config_lib
+from saijax.core import checkpoints, go, networks, search
+from saijax.learn import config as config_lib
+from saijax.learn import pipeline, replay, run_selfplay, run_setup, selfplay, training
 
 
 @dataclasses.dataclass

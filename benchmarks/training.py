@@ -41,8 +41,9 @@ from typing import Any
 import jax
 import numpy as np
 
-from saijax import config as config_lib
-from saijax import features, replay, run_setup, training
+from saijax.core import features
+from saijax.learn import config as config_lib
+from saijax.learn import replay, run_setup, training
 
 
 def random_rows(config, count: int, seed: int = 0) -> replay.TrainingRows:

@@ -5,7 +5,7 @@
 
 ``"parents"`` finds a simulation's ancestors with loops up the tree (the
 superko check, the backward pass), ``"path"`` with the descent's record and
-no loop (saijax/mcts.py); the games are the same. The benchmark builds the
+no loop (saijax/core/mcts.py); the games are the same. The benchmark builds the
 config's self-play at ``--generation`` (benchmarks/selfplay.py's ``build``,
 with ``--net``'s weights, a zoo name or a checkpoint step directory, so that
 the trees are a trained net's), plays three chunks so that the slots are in
@@ -32,8 +32,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import selfplay as selfplay_bench  # noqa: E402  (benchmarks/selfplay.py)
 
-from saijax import config as config_lib  # noqa: E402
-from saijax import player_cli  # noqa: E402
+from saijax.cli import player as player_cli  # noqa: E402
+from saijax.learn import config as config_lib  # noqa: E402
 
 
 def seconds_per_search(bench, replay: bool, walk: str, simulations: int, moves: int):

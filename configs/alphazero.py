@@ -7,7 +7,7 @@ sampling; everything else as `default.py`.
 
 import os
 
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 
 def get_config():

@@ -6,7 +6,7 @@ Every field of the run config is defined and documented here; the other
 configs start from this one and override only what differs. Figures come from
 docs/design.md §10 (the 9×9 papers and SAI's code); departures are marked
 "Departure:" with the reason. Fields where 0 means "the default for this
-board size" are resolved by helpers in `saijax.config`.
+board size" are resolved by helpers in `saijax.learn.config`.
 
 Schedules are tuples keyed by generation: `((generation, ...), ...)`, sorted,
 starting at generation 0; the last entry whose generation is <= g applies at
@@ -16,7 +16,7 @@ search.num_simulations / network.blocks, network.filters throughout".
 
 import ml_collections
 
-from saijax import search
+from saijax.core import search
 
 
 def get_config() -> ml_collections.ConfigDict:
@@ -102,7 +102,7 @@ def get_config() -> ml_collections.ConfigDict:
     config.search.dirichlet_fraction = 0.25
     # The λ/μ agent (docs/design.md §4), 1 >= λ >= μ >= 0. Self-play used small
     # values; λ = μ = 0 is the plain win-probability agent, saijax's default
-    # everywhere (players too: saijax.player_cli; SAI's engine defaulted to
+    # everywhere (players too: saijax.cli.player; SAI's engine defaulted to
     # λ = 0.5 for matches).
     config.search.lambda_ = search.Agent.lambda_  # λ, upper end of the bonus interval.
     config.search.mu = search.Agent.mu  # μ, lower end.
@@ -341,7 +341,7 @@ def get_config() -> ml_collections.ConfigDict:
     # first moves of each colour pair are random instead, so games differ.
     config.gating.opening_moves = 4
 
-    # --- Offline playing styles (docs/design.md §8, saijax.styles). Every
+    # --- Offline playing styles (docs/design.md §8, saijax.play.styles). Every
     # Tromp–Taylor margin of the run (outcomes, α targets, fair komi, terminal
     # leaves) weights edge points (lines 1..round(3N/13)) by 1 − b and centre
     # points (beyond the next line) by 1 + b: b > 0 trains a centre-oriented

@@ -8,7 +8,7 @@ branching. Search, net, games, visits, training and resignation are go5's.
 
 import os
 
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 
 def get_config():

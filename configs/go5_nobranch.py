@@ -7,7 +7,7 @@ every game starts from the empty board at a komi drawn around α_∅.
 
 import os
 
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 
 def get_config():

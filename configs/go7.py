@@ -20,7 +20,7 @@ this machine the run goes in legs that resume from a kept checkpoint
 
 import os
 
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 
 def get_config():

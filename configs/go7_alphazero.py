@@ -13,7 +13,7 @@ schedule are go7.py's. Run it to the same self-play evaluations as `go7.py` (abo
 
 import os
 
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 
 def get_config():

@@ -10,7 +10,7 @@ switches the ablation kept.
 
 import os
 
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 
 def get_config():

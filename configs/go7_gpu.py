@@ -83,7 +83,7 @@ rates until a leg has run; `benchmarks/gpu_leg.py` prints the leg's own.
 
 import os
 
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 
 def get_config():

@@ -36,7 +36,7 @@ of 0.25, and the net fits its data's komi curve (the data's β 0.28–0.32).
 
 import os
 
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 
 def get_config():

@@ -1,7 +1,7 @@
 """python -m saijax.train --config=configs/go7_style.py --workdir=runs/go7-centre
 python -m saijax.train --config=configs/go7_style.py --workdir=runs/go7-edge --config.style.centre_bonus=-0.2
 
-Offline playing styles on 7×7 (docs/design.md §8, saijax.styles): the zoo's
+Offline playing styles on 7×7 (docs/design.md §8, saijax.play.styles): the zoo's
 net go7-base-S1 (the strong net of the first 7×7 run, configs/go7_base.py),
 fine-tuned by SAI self-play whose every Tromp–Taylor margin weights the
 points by line: edge points (lines 1–2) count 1 − b, line
@@ -14,7 +14,7 @@ shifts their preferences while keeping them able to play.
 
 import os
 
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 
 def get_config():

@@ -41,7 +41,7 @@ repository can hold (docs/performance.md, "The GPU lane").
 
 import os
 
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 
 def get_config():

@@ -12,7 +12,7 @@ with gating on its schedules advance a little faster than the paper's.
 
 import os
 
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 
 def get_config():

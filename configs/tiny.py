@@ -7,7 +7,7 @@ takes seconds; it checks the pipeline, not learning.
 
 import os
 
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 
 def get_config():

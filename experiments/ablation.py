@@ -30,7 +30,7 @@ one session and rated in the next): deterministic search by default
 komi ``komi`` (9.5: 7×7's fair komi is 9, so a perfect game is a White
 win), the first ``opening_moves`` moves of each game pair random, so
 that deterministic players still play different games. The pairings resume
-(``games.csv``); the Elo fit (:func:`saijax.elo.fit_elo`, anchored at
+(``games.csv``); the Elo fit (:func:`saijax.analysis.elo.fit_elo`, anchored at
 ``anchor``, default the first arm; no first-move term, since colours
 alternate in every pairing) goes to ``elo.csv``.
 
@@ -55,7 +55,9 @@ from collections.abc import Sequence
 
 from experiments import common, matches
 from experiments.common import setting
-from saijax import elo, player_cli, results, stats, zoo
+from saijax import zoo
+from saijax.analysis import elo, results, stats
+from saijax.cli import player as player_cli
 
 CURVE_KEYS = (
     "alpha_empty",

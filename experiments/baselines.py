@@ -42,7 +42,7 @@ Stages (``stages``, default all, in this order):
   ``random_pairings`` nets. ``games`` lockstep games per pairing, colours
   alternating, komi ``komi``, ``opening_moves`` random opening moves per
   game pair, ``visits`` simulations, λ = μ = 0. One fit with
-  :func:`saijax.elo.fit_elo` -> ``elo_games.csv``, ``elo.csv``.
+  :func:`saijax.analysis.elo.fit_elo` -> ``elo_games.csv``, ``elo.csv``.
 * ``gnugo``: each run's last net against GNU Go (``level``, never
   resigning, played out, Tromp–Taylor), as Black at ``komi`` and as White
   at ``gnugo_white_komi`` (default ``komi``), ``gnugo_games`` games
@@ -82,7 +82,10 @@ import numpy as np
 
 from experiments import common, matches
 from experiments.common import setting
-from saijax import arena, elo, gtp_match, match, player_cli, players, results, sgf, sigmoid, stats
+from saijax.analysis import elo, results, stats
+from saijax.cli import player as player_cli
+from saijax.core import sgf, sigmoid
+from saijax.play import arena, gtp_match, match, players
 
 read_csv, write_csv = common.read_csv, common.write_csv
 

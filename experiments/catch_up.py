@@ -33,7 +33,8 @@ import os
 
 from experiments import common, matches
 from experiments.common import setting
-from saijax import arena, results, stats
+from saijax.analysis import results, stats
+from saijax.play import arena
 
 
 def crossing(rows: list[dict]) -> float | None:

@@ -17,7 +17,7 @@ pyproject.toml); its ``main(argv)`` returns the exit code.
 
 * **Settings.** :class:`Settings` has ``outdir``; :class:`MatchSettings`
   adds ``seed``, ``board_size``, ``games`` and the player fields of
-  :class:`saijax.player_cli.PlayerOptions` (``visits``, ``gumbel_scale``,
+  :class:`saijax.cli.player.PlayerOptions` (``visits``, ``gumbel_scale``,
   λ/μ, ...; deterministic play by default). A field's type is checked on
   construction, then the module's :meth:`Settings.check`; a bad value is a
   :class:`SettingsError` naming the field and the value. The help of a
@@ -26,7 +26,7 @@ pyproject.toml); its ``main(argv)`` returns the exit code.
   :data:`HELP`.
 * **Command lines.** :func:`parser` makes a flag of every field (a tuple a
   comma list, a bool a switch, the player fields
-  :func:`saijax.player_cli.add_player_flags`' flags); :func:`main` parses
+  :func:`saijax.cli.player.add_player_flags`' flags); :func:`main` parses
   them and runs the module.
 * **Nets.** Nets given as ``[NAME=]SPEC`` (:func:`parse_nets`,
   :func:`load_nets`); comma lists (:func:`parse_list`).
@@ -66,7 +66,10 @@ import typing
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from saijax import cli, player_cli, players, results, zoo
+from saijax import cli, zoo
+from saijax.analysis import results
+from saijax.cli import player as player_cli
+from saijax.play import players
 
 __all__ = [
     "DPI",
@@ -294,10 +297,10 @@ PLAYER_FIELDS = tuple(f.name for f in dataclasses.fields(player_cli.PlayerOption
 class MatchSettings(Settings):
     """The settings of an experiment that plays nets: its seed, board, games, and how every net plays.
 
-    The player fields are :class:`saijax.player_cli.PlayerOptions`' (the
+    The player fields are :class:`saijax.cli.player.PlayerOptions`' (the
     visits, the λ/μ agent, Gumbel noise, position control, style, a random
     net's shape), with its defaults; on the command line they are its
-    player flags (:func:`saijax.player_cli.add_player_flags`: ``--visits``,
+    player flags (:func:`saijax.cli.player.add_player_flags`: ``--visits``,
     ``--gumbel_scale``, ``--control_option`` ...).
     """
 
@@ -330,7 +333,7 @@ class MatchSettings(Settings):
             raise self.error("games", "needs an int >= 0")
 
     def player_options(self, **changes) -> player_cli.PlayerOptions:
-        """How every net plays: the player fields as :class:`saijax.player_cli.PlayerOptions`, with ``changes``
+        """How every net plays: the player fields as :class:`saijax.cli.player.PlayerOptions`, with ``changes``
         (e.g. ``lambda_=0.0, mu=0.0`` for nets whose agents the experiment sets itself)."""
         return player_cli.PlayerOptions(**{**{k: getattr(self, k) for k in PLAYER_FIELDS}, **changes})
 
@@ -344,7 +347,7 @@ def parser(cls: type[Settings], file: str, doc: str | None) -> argparse.Argument
 
     A tuple is a comma list; a bool a switch (``--<field>`` / ``--no-<field>`` where it defaults to True);
     a field with no default a required flag; :class:`MatchSettings`' player fields the player flags of
-    :func:`saijax.player_cli.add_player_flags`, and a field holding ``PlayerOptions`` (position control's
+    :func:`saijax.cli.player.add_player_flags`, and a field holding ``PlayerOptions`` (position control's
     opponent) those flags with its ``prefix`` (metadata).
     """
     p = argparse.ArgumentParser(prog=prog(file), description=(doc or "").split("\n\n")[0],
@@ -482,13 +485,13 @@ def load_nets(
 
     A net without a name is named after its zoo entry (``zoo:go7-S1`` →
     ``go7-S1``), ``random`` for a random net, else as
-    :func:`saijax.player_cli.load_player` names it (``gen<generation>``).
+    :func:`saijax.cli.player.load_player` names it (``gen<generation>``).
 
     Args:
       nets: the nets.
       board_size: their board size (None: a checkpoint's or zoo net's own).
       options: how they play (:meth:`MatchSettings.player_options`); default
-        :class:`saijax.player_cli.PlayerOptions`.
+        :class:`saijax.cli.player.PlayerOptions`.
       seed: a random net's seed.
     """
 
@@ -698,7 +701,7 @@ def play_cells(
       cells: the cells, in playing order.
       play: ``play(cell, path)`` plays one cell, appending its games to
         ``path`` (e.g. ``MatchSettings(results_path=path)``), and returns them.
-      path: the games table (.csv or .jsonl, :mod:`saijax.results`).
+      path: the games table (.csv or .jsonl, :mod:`saijax.analysis.results`).
       games: the games of a complete cell.
       key: a cell's key.
       game_key: the key of the cell a game of the table belongs to.

@@ -16,7 +16,7 @@ generations whose checkpoints a run kept (``config.keep_checkpoint_every``):
   ``--komi``, the first ``--opening_moves`` moves of each game pair drawn at
   random so that deterministic searches still play different games), each
   side with ``--visits`` simulations and λ = μ = 0;
-* the fit: :func:`saijax.elo.fit_elo` (Rao–Kupper with draws, first-move
+* the fit: :func:`saijax.analysis.elo.fit_elo` (Rao–Kupper with draws, first-move
   advantage, Wald 95% intervals).
 
 A rerun resumes ``games.csv``: pairings already played in full are kept
@@ -42,7 +42,7 @@ import numpy as np
 
 from experiments import common, matches
 from experiments.common import setting
-from saijax import elo
+from saijax.analysis import elo
 
 kept_generations = common.kept_generations
 read_metrics = common.read_metrics

@@ -41,7 +41,9 @@ import numpy as np
 
 from experiments import common, matches
 from experiments.common import setting
-from saijax import gtp_match, match, player_cli, sgf
+from saijax.cli import player as player_cli
+from saijax.core import sgf
+from saijax.play import gtp_match, match
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -28,7 +28,7 @@ import sys
 
 from experiments import common
 from experiments.common import setting
-from saijax import gtp_client
+from saijax.play import gtp_client
 
 TARGET_DROP = 0.4
 

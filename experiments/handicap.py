@@ -8,12 +8,12 @@
 Paper: [SAI-9x9] §3.7 and §4.1 (Figs. 3 and 4), with the extended version's
 wording [SAI-ext] §4.1 (references in docs/design.md). Every net plays with
 λ = μ = 0 (the plain SAI agent); games are played in lockstep by
-:func:`saijax.arena.play_match`. Two experiments:
+:func:`saijax.play.arena.play_match`. Two experiments:
 
 * **Fig. 3, handicap by komi.** Each strong net plays itself and each weak
   net, colours alternating (half the games as Black), with the komi moved
   ``m`` points against the strong net in colour-relative terms
-  (:func:`saijax.match.colour_relative_komi`): Black's komi is
+  (:func:`saijax.play.match.colour_relative_komi`): Black's komi is
   ``komi + m`` when the strong net is Black and ``komi − m`` when it is
   White, so either way it must win by m more points than in the even game.
   Plotted: the strong net's win rate against m with 95% Wilson intervals,
@@ -81,7 +81,7 @@ playing itself meets a copy named ``<name>-copy``.
 
 Outputs in ``--outdir``:
 
-* ``games.csv``: every game, the results table of :mod:`saijax.results`
+* ``games.csv``: every game, the results table of :mod:`saijax.analysis.results`
   (Fig. 3 games have handicap 0, Fig. 4 games handicap 1 or 2). A rerun
   resumes it: cells already played in full are kept (a cut-short cell is
   played again whole); ``--restart`` replays everything.
@@ -127,7 +127,7 @@ import numpy as np
 
 from experiments import common, matches, stat_tables
 from experiments.common import setting
-from saijax import stats
+from saijax.analysis import stats
 
 # 7×7 defaults (module docstring, "From 9×9 to 7×7").
 EVEN_KOMI = 9.5

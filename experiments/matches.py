@@ -25,7 +25,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments import common
-from saijax import arena, go, match, players, results, sgf
+from saijax.analysis import results
+from saijax.core import go, sgf
+from saijax.play import arena, match, players
 
 __all__ = [
     "STRONG",
@@ -152,11 +154,11 @@ def play_conditions(
       strong, opponent: the two players (distinct names).
       conditions: the cells to play.
       games: games per condition.
-      colours: :class:`saijax.match.MatchSettings` colours, side A = strong.
+      colours: :class:`saijax.play.match.MatchSettings` colours, side A = strong.
       seed: match seeds are ``seed + k`` for the k-th lockstep match.
       max_batch: most games per lockstep match.
       resign_threshold, score_visits, opening_moves, results_path: as in
-        :class:`saijax.match.MatchSettings`.
+        :class:`saijax.play.match.MatchSettings`.
       sgf_dir: write one SGF per game into ``<sgf_dir>/<strong>-<opponent>``
         (the summaries count distinct games from them).
       resume: keep the conditions that ``results_path`` already holds in

@@ -68,7 +68,10 @@ import scipy.stats
 
 from experiments import common
 from experiments.common import setting
-from saijax import go, player_cli, selfplay, stats
+from saijax.analysis import stats
+from saijax.cli import player as player_cli
+from saijax.core import go
+from saijax.learn import selfplay
 
 POLICIES = ("visits", "improved")
 # Black's board margin under perfect play from the empty board (area scoring), by board size: the fair komi.

@@ -47,7 +47,7 @@ from typing import Any
 import scipy.stats
 
 from experiments import matches
-from saijax import stats
+from saijax.analysis import stats
 
 # A sample: unit -> (value, capped). Keys pair units across arms.
 Sample = Mapping[Hashable, tuple[float, bool]]

@@ -28,16 +28,16 @@ default; ``gnugo``, the default, or ``gnugo:LEVEL``) or a net
 or as their ``--opponent_`` twins say where given). Nobody resigns: every
 game is played out and counted Tromp–Taylor, colours alternating (the net is
 Black in even-numbered games). Against GNU Go the games are played one at a
-time over GTP (:func:`saijax.gtp_match.play_gtp_match`); against a net, in
-lockstep (:func:`saijax.arena.play_match`), the controlled net being a
-:class:`saijax.players.Player` with its method as ``control``. Play is
+time over GTP (:func:`saijax.play.gtp_match.play_gtp_match`); against a net, in
+lockstep (:func:`saijax.play.arena.play_match`), the controlled net being a
+:class:`saijax.play.players.Player` with its method as ``control``. Play is
 deterministic by default (Gumbel search at ``gumbel_scale`` 0, the search's
 best move; the win-rate methods' PUCT without Dirichlet noise, temperature
 0), so games differ through the colours and ``--opening_moves`` random
 opening moves, the same for both games of a colour pair and for every
 condition (default 4 against a net, 0 against GNU Go, whose own random seed
 varies its play). Each condition of ``--methods`` is a method of
-:mod:`saijax.control` and its parameter:
+:mod:`saijax.play.control` and its parameter:
 
 * ``none``: the net's own move (its default Gumbel search);
 * ``naive``: Method A's candidates, the win rate nearest ½ (Leela_naive);
@@ -102,7 +102,7 @@ rules out draws); ``--black_komi``/``--white_komi`` set it per colour of the
 net. Human reviewers are replaced by the automated count of Table 7: moves
 whose prior under the uncontrolled net is below 0.05.
 
-**Statistics** (:mod:`saijax.stats`, :mod:`experiments.stat_tables`).
+**Statistics** (:mod:`saijax.analysis.stats`, :mod:`experiments.stat_tables`).
 Before playing, the script prints the games per condition a TOST needs to
 show a rate within ½ ± ``--equivalence_margin`` (0.10) when the true rate is
 ½ (each one-sided test at α 0.05, power 0.8, by the exact binomial power,
@@ -124,7 +124,7 @@ Outputs in ``--outdir``:
   counted as the net's own, colour, komi, winner, the net's margin, its
   moves, unnatural moves, its mean distance to the opponent's last move, the
   opponent's to the net's, the net's precision, the opening and its id as
-  in :mod:`saijax.results`, the SGF path); a condition whose file exists is
+  in :mod:`saijax.analysis.results`, the SGF path); a condition whose file exists is
   skipped, so a killed run resumes and shards with disjoint ``--methods``
   can share an outdir;
 * ``games.csv``: all conditions' game rows together;
@@ -179,7 +179,10 @@ import numpy as np
 
 from experiments import common, stat_tables
 from experiments.common import setting
-from saijax import arena, control, go, gtp_match, match, player_cli, players, results, sgf, stats
+from saijax.analysis import results, stats
+from saijax.cli import player as player_cli
+from saijax.core import go, sgf
+from saijax.play import arena, control, gtp_match, match, players
 
 METHODS = ("none", "naive", "A", "B", "C:1", "C:2.5", "endgame:2", "endgame:5")
 DOMINANCE_RATE = 0.95  # the uncontrolled net should win at least this often (the paper's won every game)
@@ -291,7 +294,7 @@ def controlled_player(base: players.Player, condition: Condition) -> players.Pla
     """The net with the condition's method and the search it wants.
 
     The endgame method reads its top 20 moves' score leads, so its Gumbel
-    search considers 20 moves (module docstring of :mod:`saijax.control`).
+    search considers 20 moves (module docstring of :mod:`saijax.play.control`).
     """
     name = f"{base.name}[{condition.label.removesuffix(STARTS)}]" if condition.config is not None else base.name
     if condition.config is None:
@@ -461,7 +464,7 @@ def endgame_candidates(
     ``opening`` random opening moves; each game that goes on past ``ply``
     gives its position there and the strong net's score lead α + k for the
     side to move (the median over a search of its visits,
-    :func:`saijax.match.score_estimates`). A game that ended sooner gives a
+    :func:`saijax.play.match.score_estimates`). A game that ended sooner gives a
     row with ``score_lead`` NaN.
 
     Returns:

@@ -9,7 +9,7 @@ summary. What changes against the scripts' own tests:
 
 * **Win rates, two samples.** A condition's wins are compared with the
   baseline's wins in the same cell (same net, opponent and colour) by
-  Fisher's exact test (:func:`saijax.stats.fisher_win_test`), one-sided in
+  Fisher's exact test (:func:`saijax.analysis.stats.fisher_win_test`), one-sided in
   the claimed direction and two-sided. The score-targeting script, as the
   paper, used a one-sided binomial test with the λ = 0 rate taken as known;
   that p is kept beside it (``p_binom_known``) for comparison.
@@ -22,7 +22,7 @@ summary. What changes against the scripts' own tests:
 * **Power.** For each figure, the win rate another condition must reach to
   be told from the baseline with α = 0.05 (two-sided, and one-sided) and
   power 0.8, by the arcsine approximation
-  (:func:`saijax.stats.detectable_win_rate`), the games per arm a
+  (:func:`saijax.analysis.stats.detectable_win_rate`), the games per arm a
   10-point loss would need, and for margins the smallest detectable
   difference (normal approximation; Student t with 2 degrees of freedom for
   the 5×5 baselines' two seeds per arm).
@@ -75,7 +75,7 @@ from experiments.stat_tables import (  # noqa: F401  (names kept for reanalysis.
     power_row,
     sd,
 )
-from saijax import stats
+from saijax.analysis import stats
 
 _AGENT = re.compile(r"^(?P<net>.+)\[l=(?P<l>[^,\]]+),m=(?P<m>[^,\]]+)(?:,t=(?P<t>[^\]]+))?\]$")
 

@@ -86,7 +86,9 @@ import numpy as np
 
 from experiments import common, matches, paired, stat_tables
 from experiments.common import setting
-from saijax import player_cli, results, search, stats
+from saijax.analysis import results, stats
+from saijax.cli import player as player_cli
+from saijax.core import search
 
 # 7×7 defaults (module docstring).
 LAMBDAS = (0.0, 0.5, 1.0)

@@ -48,7 +48,7 @@ from absl import app
 from ml_collections import config_flags
 
 from experiments import common, paired
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 
 def claim_config(science: str, **fields) -> ml_collections.ConfigDict:

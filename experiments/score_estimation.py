@@ -48,7 +48,8 @@ import numpy as np
 
 from experiments import common
 from experiments.common import setting
-from saijax import arena, match, stats
+from saijax.analysis import stats
+from saijax.play import arena, match
 
 OWN = "own search"
 

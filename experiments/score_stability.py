@@ -68,7 +68,9 @@ import scipy.stats
 
 from experiments import common, stat_tables
 from experiments.common import setting
-from saijax import arena, go, match, players, results, sgf, stats
+from saijax.analysis import results, stats
+from saijax.core import go, sgf
+from saijax.play import arena, match, players
 
 ROOT = "root α"
 BATCH = 64  # positions per search call (padded: one compiled shape per visit count)
@@ -154,7 +156,7 @@ def continue_games(player: players.Player, rules: go.GoRules, states: list[go.Go
     """Black-minus-White Tromp–Taylor margins after ``player`` plays both sides of each position to the end.
 
     Deterministic search at the player's own visits (its config), in
-    lockstep batches; :func:`saijax.go.step` leaves a finished game as it
+    lockstep batches; :func:`saijax.core.go.step` leaves a finished game as it
     is, so every game of a batch runs until the longest ends.
     """
     fn = match.search_fn(player.evaluator, rules, player.config)

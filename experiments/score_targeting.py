@@ -7,11 +7,11 @@
 
 Paper: [SAI-9x9] §4.2 (Figs. 5 and 6, Table 1) and §3.6–3.7 for the setting
 (the same in [SAI-ext] §3.7–3.8; references in docs/design.md). The agent
-is :class:`saijax.search.Agent` (docs/design.md §4): the strong net values a
+is :class:`saijax.core.search.Agent` (docs/design.md §4): the strong net values a
 node by its win probability averaged over the bonus interval [x_μ, x_λ]
 fixed at the root, and the *variable agent* applies (λ, μ) only while the
 root's win rate is at least ``threshold`` (plain win rate below it). Games
-are played in lockstep by :func:`saijax.arena.play_match`.
+are played in lockstep by :func:`saijax.play.arena.play_match`.
 
 The cells. Each strong net (``--strong``) plays, with colours alternating
 (half the games as Black) at the even komi, one match per cell against
@@ -84,7 +84,7 @@ its own cell and ``--plot_only`` rebuilds every table from ``games.csv``.
 
 Outputs in ``--outdir``:
 
-* ``games.csv``: every game, the results table of :mod:`saijax.results`.
+* ``games.csv``: every game, the results table of :mod:`saijax.analysis.results`.
 * ``cells.csv``: per strong net (and ``all``, pooled), opponent, agent
   (λ, μ, threshold) and the strong side's colour (``white``, ``black``,
   ``both``): games, wins, draws, losses, win rate, 95% Wilson interval,
@@ -138,7 +138,10 @@ import numpy as np
 
 from experiments import common, matches, paired, stat_tables
 from experiments.common import setting
-from saijax import arena, match, player_cli, players, results, search, stats
+from saijax.analysis import results, stats
+from saijax.cli import player as player_cli
+from saijax.core import search
+from saijax.play import arena, match, players
 
 # 7×7 defaults (module docstring, "From 9×9 to 7×7").
 EVEN_KOMI = 9.5
@@ -399,8 +402,8 @@ def play_cell(
       komi: Black's komi in every game.
       seed: the run's seed (the match seed is :func:`cell_seed`, with ``shared_openings``).
       resign_threshold, scorer, score_visits, opening_moves, sgf_dir,
-        results_path: as in :class:`saijax.match.MatchSettings` and
-        :func:`saijax.arena.play_match`.
+        results_path: as in :class:`saijax.play.match.MatchSettings` and
+        :func:`saijax.play.arena.play_match`.
       log: called with a line per game.
 
     Returns:

@@ -4,7 +4,7 @@
     score_vs_winrate.run(score_vs_winrate.Settings(outdir="runs/score_vs_winrate"))
 
 Paper: [SvW], Pasqualini et al., "Score vs. Winrate in Score-Based Games" (2022;
-references in docs/design.md). The library code is `saijax.theory`; this
+references in docs/design.md). The library code is `saijax.analysis.theory`; this
 script only chooses parameters, prints, writes CSV files and draws. The
 drawing helpers are importable, so colab/score_vs_winrate.ipynb uses them.
 
@@ -43,7 +43,7 @@ import numpy as np
 
 from experiments import common
 from experiments.common import setting
-from saijax import theory
+from saijax.analysis import theory
 
 OUTCOME_COLOUR = "tab:red"  # the paper draws pi_outcome in red
 SCORE_COLOUR = "tab:blue"
@@ -61,7 +61,7 @@ class Settings(common.Settings):
     num_actions: int = setting(2, "actions per state (Fig. 2 uses 2)")
     num_bins: int = setting(100, "Fig. 4 bins over the winrate [0, 1]")
     tie_break: Literal["lexicographic", "first"] = setting(
-        "lexicographic", "how optimal policies break exact ties (saijax.theory docstring)"
+        "lexicographic", "how optimal policies break exact ties (saijax.analysis.theory docstring)"
     )
 
 

@@ -12,7 +12,7 @@ value on 7×7", has the commands). For every arm of ``arms``
 * what the net learned at the empty board: α_∅ and β_∅;
 * what its self-play data teach: ``data_alpha`` and ``data_beta``, the
   logistic fit of the complete games' results on their komi
-  (:func:`saijax.selfplay.komi_curve_fit`), with its standard error, the
+  (:func:`saijax.learn.selfplay.komi_curve_fit`), with its standard error, the
   same fit over the games within 1.5 points of α_∅ (``_local``: how sharply
   the results turn where the decision is), and the sampled komi's spread;
 * how self-play opened: the centre point's share of first moves (D4 on
@@ -45,7 +45,8 @@ import numpy as np
 
 from experiments import ablation, common
 from experiments.common import setting
-from saijax import go, selfplay
+from saijax.core import go
+from saijax.learn import selfplay
 
 FAIR_KOMI = 9.0  # 7×7 under area scoring (Davies; the 7×7 paper)
 TARGET_BETA = 2.0
@@ -130,7 +131,7 @@ def _sd(rows: list[dict], key: str) -> float:
 
 
 def pooled_fit(komis: list[dict], window: float | None = None) -> tuple[float, float, float]:
-    """:func:`saijax.selfplay.komi_curve_fit` over pooled ``komi_results`` rows (within ``window`` of
+    """:func:`saijax.learn.selfplay.komi_curve_fit` over pooled ``komi_results`` rows (within ``window`` of
     the fair komi when given): each komi's games enter with their mean score, which gives the same
     likelihood as the games one by one."""
     rows = [r for r in komis if window is None or abs(float(r["komi"]) - FAIR_KOMI) <= window]

@@ -1,4 +1,4 @@
-"""SAI's explanatory sigmoid figures, drawn with `saijax.sigmoid`.
+"""SAI's explanatory sigmoid figures, drawn with `saijax.core.sigmoid`.
 
     python -m experiments.run --config=experiments/configs/sigmoid_figures.py  # the shipped run (--config.redraw=True)
     sigmoid_figures.run(sigmoid_figures.Settings(outdir="runs/sigmoid_figures"))
@@ -16,7 +16,7 @@ Two figures (docs/design.md §4):
   average of tau_r over [x_mu, x_lambda], the height of the rectangle with
   the same area as the shaded one.
 
-Every number comes from `saijax.sigmoid` (`winrate`, `signed_komi`,
+Every number comes from `saijax.core.sigmoid` (`winrate`, `signed_komi`,
 `bonus_for`, `agent_interval`, `interval_average`); this script only picks
 example positions and draws. A CSV of the plotted numbers goes next to each
 PNG. The drawing helpers are importable (colab/sigmoid.ipynb uses them).
@@ -32,9 +32,9 @@ import numpy as np
 
 from experiments import common
 from experiments.common import setting
-from saijax import sigmoid
+from saijax.core import sigmoid
 
-BLACK, WHITE = 1, -1  # `to_play` convention of saijax.sigmoid.signed_komi
+BLACK, WHITE = 1, -1  # `to_play` convention of saijax.core.sigmoid.signed_komi
 
 
 class Position(NamedTuple):

@@ -23,7 +23,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from saijax import stats
+from saijax.analysis import stats
 
 ALPHA, POWER = 0.05, 0.8
 
@@ -112,7 +112,7 @@ def detectable_line(games: int, label: str, baselines: Sequence[float], directio
     """One line of a figure's power report: the rates ``games`` per arm tell from each baseline.
 
     Two samples of ``games`` each, one-sided at :data:`ALPHA` with power
-    :data:`POWER` (arcsine approximation, :func:`saijax.stats.detectable_win_rate`),
+    :data:`POWER` (arcsine approximation, :func:`saijax.analysis.stats.detectable_win_rate`),
     e.g. "90 games per arm (pooled) detect falls of 50% → 32%, 75% → 58%".
     """
     steps = []

@@ -4,7 +4,7 @@
     styles.run(styles.Settings(net="zoo:go7-base-S1", level=10, games=40, visits=64, outdir="/tmp/styles"))
 
 The paper (Shi et al., JISE 2021, §4.4 and §6) produces centre- and
-edge/corner-oriented play in three ways (saijax.styles):
+edge/corner-oriented play in three ways (saijax.play.styles):
 
 * ``online-centre`` / ``online-edge``: the strong net with the root prior
   reweighted by line and by Method B's distance to the opponent's last
@@ -49,7 +49,10 @@ import numpy as np
 
 from experiments import common
 from experiments.common import setting
-from saijax import gtp_match, match, player_cli, players, results, sgf, stats, styles
+from saijax.analysis import results, stats
+from saijax.cli import player as player_cli
+from saijax.core import sgf
+from saijax.play import gtp_match, match, players, styles
 
 ALL_PLAYERS = ("plain", "online-centre", "online-edge", "offline-centre", "offline-edge", "mixed-centre", "mixed-edge")
 

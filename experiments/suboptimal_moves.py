@@ -63,7 +63,9 @@ import numpy as np
 
 from experiments import common, matches, paired, stat_tables
 from experiments.common import setting
-from saijax import arena, go, match, players, search, sgf, stats
+from saijax.analysis import stats
+from saijax.core import go, search, sgf
+from saijax.play import arena, match, players
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -155,7 +157,7 @@ def winner_plies(num_moves: int, moves_first: bool, opening_moves: int) -> range
     """The plies of the winner's own moves: its parity, after the random opening.
 
     The first ``opening_moves`` moves of a game are drawn at random by the
-    arena (:class:`saijax.match.MatchSettings`), not chosen by the players,
+    arena (:class:`saijax.play.match.MatchSettings`), not chosen by the players,
     so they are not the winner's to count.
     """
     start = 0 if moves_first else 1

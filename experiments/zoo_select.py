@@ -52,7 +52,8 @@ from collections.abc import Sequence
 
 from experiments import common, matches
 from experiments.common import setting
-from saijax import results, stats, zoo
+from saijax import zoo
+from saijax.analysis import results, stats
 
 DEFAULT_TARGETS = (0.72, 0.85, 0.97)
 

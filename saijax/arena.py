@@ -1,70 +1,16 @@
-"""Lockstep matches between two players (docs/design.md §8).
+"""``python -m saijax.arena``: lockstep matches between two players (:mod:`saijax.cli.arena`).
 
-:func:`play_match` plays two :class:`saijax.players.Player` against each
-other, all games in lockstep on device: two
-:class:`saijax.opponents.NetOpponent` in the one match loop of
-:mod:`saijax.match_loop`, which says how the games are grouped and played.
-Matches against a GTP engine (GNU Go) are :mod:`saijax.gtp_match`'s; the
-settings and conventions every match shares
-(:class:`saijax.match.MatchSettings`: colours, komi and handicap,
-resignation, score estimates, random openings, keys) are in
-:mod:`saijax.match`; the results table, summaries and intervals in
-:mod:`saijax.results`.
-
-This is the library that training's gating and the experiments use: it
-loads no GTP module and not the command-line front door of players. The
-command line, ``python -m saijax.arena --player=SPEC --opponent=SPEC``, is
-:mod:`saijax.arena_cli` (:func:`main` here runs it).
+The command's entry point. The library that plays the matches is
+:mod:`saijax.play.arena`; its old import path, ``saijax.arena.play_match``,
+still works and names the new one.
 """
 
-from __future__ import annotations
-
 import sys
-from collections.abc import Callable, Sequence
 
-from saijax import match, match_loop, opponents, players, results
+from saijax import _moved
+from saijax.cli.arena import main
 
-__all__ = ["play_match", "main"]
-
-# The loop's pieces under their former names here (the tests read them).
-_advance_fn = match_loop.advance_fn
-_groups = match_loop.lockstep_groups
-_initial_states = match_loop.initial_states
-
-
-def play_match(
-    side_a: players.Player,
-    side_b: players.Player,
-    settings: match.MatchSettings,
-    *,
-    scorer: players.Player | None = None,
-    log: Callable[[str], None] | None = None,
-) -> list[results.GameResult]:
-    """Plays ``settings.games`` games between two players, all in lockstep.
-
-    Args:
-      side_a, side_b: the players (same board size, distinct names), each
-        with its own search settings and λ/μ agent.
-      settings: games, komi and handicap (per game or not), colours, seed,
-        resignation, SGF and results paths.
-      scorer: the player whose search estimates the score of resigned games
-        (a fixed strong net, as in the papers); default the resigning player.
-      log: called with a line of text as each game ends.
-
-    Returns:
-      The games' :class:`saijax.results.GameResult` rows, ordered by game index.
-    """
-    return match_loop.play_games(
-        opponents.NetOpponent(side_a), opponents.NetOpponent(side_b), settings, scorer=scorer, log=log
-    )
-
-
-def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> int:
-    """``python -m saijax.arena``: :func:`saijax.arena_cli.main`, imported only when called."""
-    from saijax import arena_cli
-
-    return arena_cli.main(argv, exit_on_error=exit_on_error)
-
+__getattr__ = _moved.forward_module(__name__, "saijax.play.arena")
 
 if __name__ == "__main__":
     sys.exit(main(exit_on_error=True))

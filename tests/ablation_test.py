@@ -9,7 +9,9 @@ import pytest
 from experiments_configs_test import configured
 
 from experiments import ablation, catch_up, common, run
-from saijax import checkpoints, networks, stats, training
+from saijax.analysis import stats
+from saijax.core import checkpoints, networks
+from saijax.learn import training
 
 
 def _arm(root, name, seed, first_moves):

@@ -17,7 +17,10 @@ import jax
 import numpy as np
 import pytest
 
-from saijax import arena, control, elo, go, match, networks, players, results, search, sgf, styles
+from saijax.analysis import elo, results
+from saijax.cli import arena as arena_cli
+from saijax.core import go, networks, search, sgf
+from saijax.play import arena, control, match, players, styles
 
 R5 = go.GoRules(5)
 VISITS = 8
@@ -106,7 +109,7 @@ def test_resignation_uses_the_score_estimate(net, tmp_path):
 def test_cli_net_vs_net(net, tmp_path, capsys):
     del net
     path = tmp_path / "cli.csv"
-    code = arena.main(
+    code = arena_cli.main(
         [
             "--player=random",
             "--opponent=random",
@@ -143,13 +146,13 @@ def test_cli_player_defaults_and_opponent_fallback(monkeypatch, capsys):
 
     monkeypatch.setattr(arena, "play_match", fake_match)
     argv = ["--player=random", "--opponent=random", "--games=2", "--board_size=5", "--blocks=1", "--filters=8"]
-    assert arena.main([*argv, "--quiet"]) == 0
+    assert arena_cli.main([*argv, "--quiet"]) == 0
     me, them, settings = seen["match"]
     assert me.config == search.SearchConfig(num_simulations=128, gumbel_scale=0.0)
     assert me.agent == search.Agent() and them.agent == search.Agent()
     assert settings.opening_moves == 4 and them.name == "random-2"
     flags = ["--visits=16", "--lambda_=0.5", "--gumbel_scale=1", "--opponent_mu=0.25", "--opening_moves=0"]
-    assert arena.main([*argv, *flags, "--quiet"]) == 0
+    assert arena_cli.main([*argv, *flags, "--quiet"]) == 0
     me, them, settings = seen["match"]
     assert me.config.num_simulations == them.config.num_simulations == 16
     assert me.config.gumbel_scale == them.config.gumbel_scale == 1.0
@@ -164,7 +167,7 @@ def test_cli_player_defaults_and_opponent_fallback(monkeypatch, capsys):
         (["--player=gnugo:5"], "an engine can only be the opponent"),
         (["--opponent=gnugo:x"], "gnugo:x"),
     ]:
-        assert arena.main([*argv, *flags]) == 2
+        assert arena_cli.main([*argv, *flags]) == 2
         assert words in capsys.readouterr().err
 
 
@@ -178,7 +181,7 @@ def test_cli_sets_position_control_for_either_side(monkeypatch, capsys):
     monkeypatch.setattr(arena, "play_match", fake_match)
     argv = ["--player=random", "--opponent=random", "--games=2", "--board_size=5", f"--visits={VISITS}", "--quiet"]
     argv += ["--blocks=1", "--filters=8"]
-    code = arena.main([*argv, "--control=C", "--control_option=gentleness=1", "--opponent_control=endgame"])
+    code = arena_cli.main([*argv, "--control=C", "--control_option=gentleness=1", "--opponent_control=endgame"])
     assert code == 0
     me, them = seen["players"]
     assert me.control == control.ControlConfig(method="C", gentleness=1.0) and me.name == "random[C]"
@@ -192,9 +195,9 @@ def test_cli_sets_position_control_for_either_side(monkeypatch, capsys):
         (["--control=E"], "method"),
         (["--opponent_control=B", "--opponent_control_option=gamma=x"], "gamma"),
     ]:
-        assert arena.main([*argv, *flags]) == 2
+        assert arena_cli.main([*argv, *flags]) == 2
         assert word in capsys.readouterr().err
-    assert arena.main([*argv[:1], "--opponent=uniform", *argv[2:], "--opponent_control=C"]) == 2
+    assert arena_cli.main([*argv[:1], "--opponent=uniform", *argv[2:], "--opponent_control=C"]) == 2
     assert "--opponent_control needs a net opponent" in capsys.readouterr().err
 
 
@@ -314,7 +317,7 @@ def test_play_out_records_where_the_resign_rule_fires(net, tmp_path):
 
 
 def test_python_m_saijax_arena_runs_the_cli_of_arena_cli():
-    """The command line lives in saijax.arena_cli; ``python -m saijax.arena`` still
+    """The command line lives in saijax.cli.arena; ``python -m saijax.arena`` still
     runs it, with the same program name and error lines."""
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

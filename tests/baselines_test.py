@@ -3,7 +3,7 @@
 import pytest
 
 from experiments import baselines
-from saijax import sgf
+from saijax.core import sgf
 
 
 def _nets():

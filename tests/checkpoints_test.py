@@ -1,4 +1,4 @@
-"""Tests for saijax.checkpoints: round trip, atomicity under SIGKILL, and
+"""Tests for saijax.core.checkpoints: round trip, atomicity under SIGKILL, and
 clear errors for corrupt or incompatible checkpoints."""
 
 import gc
@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from conftest import as_format_1, training_config
 
-from saijax import checkpoints, networks, training
+from saijax.core import checkpoints, networks
+from saijax.learn import training
 
 N = 5
 
@@ -177,7 +178,7 @@ def test_leftover_temporary_directory_is_ignored(tmp_path, setup):
 _SAVER = textwrap.dedent("""
     import sys
     import jax, jax.numpy as jnp
-    from saijax import checkpoints, networks
+    from saijax.core import checkpoints, networks
     with checkpoints.Checkpointer({workdir!r}, max_to_keep=2) as ckpt:
         for g in range(10 ** 6):
             state = {{'w': jnp.full((64, 1024), float(g)),

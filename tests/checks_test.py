@@ -1,10 +1,10 @@
-"""The shared elementary checks (saijax.checks) and the naming of a rejected value."""
+"""The shared elementary checks (saijax.core.checks) and the naming of a rejected value."""
 
 import dataclasses
 
 import pytest
 
-from saijax import checks, search
+from saijax.core import checks, search
 
 
 def test_is_int_and_is_number():

@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 from conftest import REPO, TINY, training_config
 
-from saijax import checkpoints, compact_leg, networks, pipeline, training
-from saijax import config as config_lib
+from saijax.cli import compact_leg as compact_leg_cli
+from saijax.core import checkpoints, networks
+from saijax.learn import compact_leg, pipeline, training
+from saijax.learn import config as config_lib
 
 N = 5
 SPEC = networks.NetworkSpec(board_size=N, blocks=1, filters=8)
@@ -122,7 +124,7 @@ def test_a_bfloat16_compact_leg_restores_its_rounded_weights_as_float32(full, tm
 def test_bad_input_is_a_clear_error_naming_the_file(full, tmp_path, capsys):
     with pytest.raises(FileNotFoundError, match="nowhere"):
         compact_leg.write_leg(str(tmp_path / "nowhere"), str(tmp_path / "leg"))
-    assert compact_leg.main([str(tmp_path / "nowhere"), str(tmp_path / "leg")]) == 1
+    assert compact_leg_cli.main([str(tmp_path / "nowhere"), str(tmp_path / "leg")]) == 1
     assert "nowhere" in capsys.readouterr().err
     with pytest.raises(ValueError, match="weights_dtype"):
         checkpoints.write_compact(full["workdir"], str(tmp_path / "leg"), weights_dtype="float16")

@@ -1,4 +1,4 @@
-"""Tests for saijax.config and configs/*.py: every config validates, and each
+"""Tests for saijax.learn.config and configs/*.py: every config validates, and each
 bad field gives one error that names it."""
 
 import glob
@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from saijax import config as config_lib
-from saijax import training
+from saijax.learn import config as config_lib
+from saijax.learn import training
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _CONFIGS = sorted(glob.glob(os.path.join(_ROOT, "configs", "*.py")))

@@ -39,7 +39,7 @@ import ml_collections  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from saijax import gtp_client  # noqa: E402
+from saijax.play import gtp_client  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS = os.path.join(REPO, "tests")
@@ -174,7 +174,7 @@ def gnugo_path() -> str:
 def gnugo(gnugo_path):
     """A GNU Go GTP engine under saijax's rules, shared by one test module.
 
-    Started with :func:`saijax.gtp_client.gnugo_argv` (Chinese rules,
+    Started with :func:`saijax.play.gtp_client.gnugo_argv` (Chinese rules,
     positional superko, no suicide, level 1) and closed after the module.
     Tests should set ``boardsize``/``clear_board`` themselves.
     """

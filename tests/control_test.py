@@ -1,4 +1,4 @@
-"""Position control (saijax.control): each method on hand-built search outputs with known answers,
+"""Position control (saijax.play.control): each method on hand-built search outputs with known answers,
 parameter validation, the naturalness metrics, and one controlled lockstep arena match on 5×5."""
 
 import math
@@ -8,7 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import arena, control, go, match, players, search
+from saijax.core import go, search
+from saijax.play import arena, control, match, players
 
 NAN = math.nan
 

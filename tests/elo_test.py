@@ -13,7 +13,8 @@ import scipy.optimize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from saijax import elo, results
+from saijax.analysis import elo, results
+from saijax.cli import elo as elo_cli
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -292,7 +293,7 @@ def small_results(tmp_path):
 
 def test_cli_prints_table_and_writes_plot(small_results, tmp_path, capsys):
     plot = tmp_path / "elo.png"
-    assert elo.main([str(small_results), "--plot", str(plot), "--bootstrap", "5"]) == 0
+    assert elo_cli.main([str(small_results), "--plot", str(plot), "--bootstrap", "5"]) == 0
     out = capsys.readouterr().out
     for name in ("random", "gen1", "gen2", "gen3"):
         assert name in out

@@ -15,8 +15,9 @@ import pytest
 from conftest import TINY, training_config
 from training_test import _batch as training_batch
 
-from saijax import checkpoints, networks, pipeline, run_setup, training
-from saijax import config as config_lib
+from saijax.core import checkpoints, networks
+from saijax.learn import config as config_lib
+from saijax.learn import pipeline, run_setup, training
 
 N = 5
 A = N * N + 1

@@ -12,7 +12,8 @@ from typing import Literal
 import pytest
 
 from experiments import common, matches
-from saijax import player_cli, results, stats
+from saijax.analysis import results, stats
+from saijax.cli import player as player_cli
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -264,7 +265,7 @@ def test_save_figure_writes_a_png(tmp_path):
 
 
 # --------------------------------------------------------------------------
-# The statistics the scripts used to define, now in saijax.results.
+# The statistics the scripts used to define, now in saijax.analysis.results.
 
 
 def test_statistics_moved_to_results():

@@ -12,7 +12,7 @@ from absl import flags
 from ml_collections import config_flags
 
 from experiments import run
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CLAIMS = sorted(p.stem for p in (REPO / "experiments" / "configs").glob("*.py") if p.stem != "__init__")

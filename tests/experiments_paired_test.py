@@ -6,7 +6,7 @@ import pytest
 import scipy.stats
 
 from experiments import paired
-from saijax import results
+from saijax.analysis import results
 
 
 def _sample(values, capped=()):

@@ -14,7 +14,9 @@ import tarfile
 import pytest
 
 from experiments import common, matches, paired
-from saijax import go, match, networks, players, results, search, sgf
+from saijax.analysis import results
+from saijax.core import go, networks, search, sgf
+from saijax.play import match, players
 
 R5 = go.GoRules(5)
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from experiments import common, run
-from saijax import config as config_lib
+from saijax.learn import config as config_lib
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLAIMS = ("score_targeting", "recovery", "suboptimal_moves")

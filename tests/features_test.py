@@ -1,4 +1,4 @@
-"""Tests for saijax.features: the planes, the colour plane, packing, and that
+"""Tests for saijax.core.features: the planes, the colour plane, packing, and that
 search and replay build the same network input."""
 
 import functools
@@ -8,7 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import features, go, networks, replay
+from saijax.core import features, go, networks
+from saijax.learn import replay
 
 N = 5
 RULES = go.GoRules(N)

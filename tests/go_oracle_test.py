@@ -1,4 +1,4 @@
-"""Differential tests of saijax.go against sgfmill and GNU Go.
+"""Differential tests of saijax.core.go against sgfmill and GNU Go.
 
 Random legal games are played in saijax and, move for move, in an
 independent implementation; after every move the boards and the sets of
@@ -33,7 +33,8 @@ import numpy as np
 import pytest
 from sgfmill import boards, common
 
-from saijax import go, gtp_client
+from saijax.core import go
+from saijax.play import gtp_client
 
 KOMI = 7.5
 _COLOUR = {1: "b", -1: "w"}
@@ -439,7 +440,7 @@ def test_handicap_game_matches_gnugo(engine, gnugo):
 
 
 # GNU Go, the GTP reference implementation, puts the corner stones on the 4th
-# line for sizes > 11, and so does saijax.go.handicap_points: no known
+# line for sizes > 11, and so does saijax.core.go.handicap_points: no known
 # differences remain.
 _KNOWN_HANDICAP_DIFFERENCES = set()
 

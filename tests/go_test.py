@@ -1,4 +1,4 @@
-"""Hand-made positions with known answers for saijax.go."""
+"""Hand-made positions with known answers for saijax.core.go."""
 
 import chex
 import jax
@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import go
+from saijax.core import go
 
 R5 = go.GoRules(5)
 R9 = go.GoRules(9)

@@ -31,8 +31,9 @@ import sys
 import pytest
 from conftest import REPO
 
-from saijax import config as config_lib
-from saijax import pipeline, search
+from saijax.core import search
+from saijax.learn import config as config_lib
+from saijax.learn import pipeline
 
 GO7 = os.path.join(REPO, "configs", "go7.py")
 GO7_GPU = os.path.join(REPO, "configs", "go7_gpu.py")

@@ -23,8 +23,9 @@ import numpy as np
 import pytest
 from conftest import REPO, TINY
 
-from saijax import config as config_lib
-from saijax import go, pipeline
+from saijax.core import go
+from saijax.learn import config as config_lib
+from saijax.learn import pipeline
 
 BENCHMARKS = os.path.join(REPO, "benchmarks")
 SECTIONS = ["versions", "forward", "selfplay", "env", "anchor", "training"]

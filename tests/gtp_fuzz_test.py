@@ -17,7 +17,8 @@ import threading
 
 import pytest
 
-from saijax import gtp, players
+from saijax import gtp
+from saijax.play import players
 
 N = 5
 SEED = 20240611

@@ -4,7 +4,9 @@ import jax
 import numpy as np
 import pytest
 
-from saijax import control, go, gtp_match, match, networks, players, results, search, sgf
+from saijax.analysis import results
+from saijax.core import go, networks, search, sgf
+from saijax.play import control, gtp_match, match, players
 
 R5 = go.GoRules(5)
 VISITS = 8

@@ -1,4 +1,4 @@
-"""Tests for the GTP engine (saijax.gtp) and player loading (saijax.players).
+"""Tests for the GTP engine (saijax.gtp) and player loading (saijax.play.players).
 
 Most checks go through a real pipe to ``python -m saijax.gtp`` on a 5×5
 board with a 1×8 random net, shared by the module so the search compiles
@@ -25,8 +25,12 @@ import optax
 import pytest
 
 import saijax
-from saijax import checkpoints, control, go, gtp, networks, players, search, styles, training
+from saijax import gtp
+from saijax.cli import gtp as gtp_cli
+from saijax.core import checkpoints, go, networks, search
 from saijax.gtp import server
+from saijax.learn import training
+from saijax.play import control, players, styles
 
 N = 5
 VISITS = 4
@@ -602,7 +606,7 @@ def test_loadsgf_rejects_a_komi_the_rules_do_not_allow(engine, tmp_path):
     ],
 )
 def test_main_rejects_bad_komi_and_gumbel_scale(flags, word, capsys):
-    assert gtp.main(["--board_size=5", "--blocks=1", "--filters=8", *flags]) == 2
+    assert gtp_cli.main(["--board_size=5", "--blocks=1", "--filters=8", *flags]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("saijax.gtp: error:") and word in err, err
 
@@ -733,7 +737,7 @@ def test_load_player_errors_name_the_path(tmp_path):
 
 def test_main_reports_a_bad_checkpoint(tmp_path, capsys):
     missing = tmp_path / "nothing-here"
-    assert gtp.main([f"--checkpoint={missing}"]) == 2
+    assert gtp_cli.main([f"--checkpoint={missing}"]) == 2
     assert str(missing) in capsys.readouterr().err
 
 
@@ -907,7 +911,7 @@ def test_control_search_is_method_a_and_compiled_once_per_config(engine):
     ],
 )
 def test_main_rejects_bad_control_flags(flags, word, capsys):
-    assert gtp.main(["--board_size=5", "--blocks=1", "--filters=8", *flags]) == 2
+    assert gtp_cli.main(["--board_size=5", "--blocks=1", "--filters=8", *flags]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("saijax.gtp: error:") and word in err, err
 
@@ -916,10 +920,10 @@ def test_control_flags_set_the_engine(monkeypatch):
     seen = {}
     monkeypatch.setattr(server, "serve", lambda engine, stdin, stdout: seen.__setitem__("engine", engine))
     argv = ["--board_size=5", "--blocks=1", "--filters=8", "--control=endgame"]
-    assert gtp.main([*argv, "--control_option", "gamma=2", "--control_option=lead_band=-6,-2"]) == 0
+    assert gtp_cli.main([*argv, "--control_option", "gamma=2", "--control_option=lead_band=-6,-2"]) == 0
     assert seen["engine"].control == control.ControlConfig(method="endgame", gamma=2.0, lead_band=(-6, -2))
     assert seen["engine"].gumbel_scale == 0.0 and seen["engine"].komi == 7.5
-    assert gtp.main([*argv, "--gumbel_scale=0.25", "--komi=-2"]) == 0
+    assert gtp_cli.main([*argv, "--gumbel_scale=0.25", "--komi=-2"]) == 0
     assert seen["engine"].gumbel_scale == 0.25 and seen["engine"].komi == -2.0
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from experiments import common, handicap, matches, recovery
-from saijax import results
+from saijax.analysis import results
 
 
 def test_choose_maluses_reads_the_margin_distribution():

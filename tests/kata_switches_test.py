@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 from conftest import TINY, empty_step_fields
 
-from saijax import config as config_lib
-from saijax import features, go, losses, networks, replay, selfplay, training
+from saijax.core import features, go, networks
+from saijax.learn import config as config_lib
+from saijax.learn import losses, replay, selfplay, training
 
 N = 5
 RULES = go.GoRules(N, max_moves=50)

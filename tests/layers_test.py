@@ -79,7 +79,7 @@ def test_each_layer_imports_only_itself_and_the_layers_before_it():
     bad = []
     for name in MODULES:
         layer = _layer(name)
-        if layer is None:
+        if layer is None or name in ENTRY_POINTS:
             continue
         allowed = set(LAYERS[: LAYERS.index(layer) + 1])
         for dep in _imports(name):

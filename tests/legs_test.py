@@ -16,8 +16,10 @@ import jax
 import pytest
 from conftest import TINY
 
-from saijax import checkpoints, pipeline, train
-from saijax import config as config_lib
+from saijax.cli import train
+from saijax.core import checkpoints
+from saijax.learn import config as config_lib
+from saijax.learn import pipeline
 
 PHASES = (
     "compile_seconds",

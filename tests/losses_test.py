@@ -1,4 +1,4 @@
-"""Tests for saijax.losses."""
+"""Tests for saijax.learn.losses."""
 
 import functools
 from typing import NamedTuple
@@ -9,7 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import losses, networks
+from saijax.core import networks
+from saijax.learn import losses
 
 
 class _Outputs(NamedTuple):

@@ -1,7 +1,7 @@
 """The one match loop over opponents: scripted opponents, nets, a scripted GTP engine, import isolation.
 
 The golden digests are of games played by the two match loops that came
-before :mod:`saijax.match_loop` (``arena.play_match``'s lockstep loop and
+before :mod:`saijax.play.match_loop` (``arena.play_match``'s lockstep loop and
 ``gtp_match.play_gtp_match``'s game-by-game loop, at the commit before issue
 45's): every result row and SGF, so the one loop is shown to play the same
 games bit for bit. They were made on the CPU.
@@ -19,21 +19,9 @@ import jax
 import numpy as np
 import pytest
 
-from saijax import (
-    arena,
-    go,
-    gtp_match,
-    gtp_opponent,
-    match,
-    match_loop,
-    networks,
-    opponents,
-    players,
-    results,
-    search,
-    sgf,
-    styles,
-)
+from saijax.analysis import results
+from saijax.core import go, networks, search, sgf
+from saijax.play import arena, gtp_match, gtp_opponent, match, match_loop, opponents, players, styles
 
 R5 = go.GoRules(5)
 VISITS = 8
@@ -239,14 +227,14 @@ def test_a_resigning_gtp_engine_plays_the_old_engine_matchs_games(tmp_path):
 
 
 def _modules_loaded_by(module):
-    code = f"import {module}, sys; print(sorted(m for m in sys.modules if 'gtp' in m or 'player_cli' in m))"
+    code = f"import {module}, sys; print(sorted(m for m in sys.modules if 'gtp' in m or m.startswith('saijax.cli')))"
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
 
 def test_the_arena_library_and_training_load_no_gtp_module():
-    """Training's gating plays through saijax.arena: neither loads a GTP module or player_cli."""
-    assert _modules_loaded_by("saijax.arena") == "[]"
-    assert _modules_loaded_by("saijax.pipeline") == "[]"
-    assert _modules_loaded_by("saijax.match_loop") == "[]"
+    """Training's gating plays through saijax.play.arena: neither loads a GTP module or the command lines."""
+    assert _modules_loaded_by("saijax.play.arena") == "[]"
+    assert _modules_loaded_by("saijax.learn.pipeline") == "[]"
+    assert _modules_loaded_by("saijax.play.match_loop") == "[]"

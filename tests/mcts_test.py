@@ -1,4 +1,4 @@
-"""saijax.mcts.search builds the same tree as mctx.search."""
+"""saijax.core.mcts.search builds the same tree as mctx.search."""
 
 import functools
 
@@ -8,7 +8,7 @@ import mctx
 import numpy as np
 import pytest
 
-from saijax import mcts
+from saijax.core import mcts
 
 B, A, SIMS = 6, 7, 24
 

@@ -6,7 +6,7 @@ coordinator on localhost and gloo collectives, each with two fake devices
 configs/tiny.py for two generations, restart both processes for a third, and
 then kill one process of a third pair to see the other stop. `make
 test-multihost` runs them (CI does, after `make test`). The fast tests check
-the flags' errors and the single-process behaviour of `saijax.distributed`.
+the flags' errors and the single-process behaviour of `saijax.learn.distributed`.
 """
 
 import hashlib
@@ -25,7 +25,8 @@ import numpy as np
 import pytest
 from conftest import REPO, fake_device_env, train_command
 
-from saijax import checkpoints, distributed
+from saijax.core import checkpoints
+from saijax.learn import distributed
 
 # Seconds without a heartbeat after which a process counts as dead. Generous,
 # so that a slow compile on a busy 2-core machine is not taken for a death.

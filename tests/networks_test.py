@@ -1,4 +1,4 @@
-"""Tests for saijax.networks: shapes, β, symmetry, BN and a supervised fit."""
+"""Tests for saijax.core.networks: shapes, β, symmetry, BN and a supervised fit."""
 
 import json
 
@@ -9,7 +9,7 @@ import numpy as np
 import optax
 import pytest
 
-from saijax import networks
+from saijax.core import networks
 
 _KEY = jax.random.key(0)
 
@@ -206,7 +206,7 @@ def test_beta_clipped_when_head_saturates(sai5, bias):
 
 
 # --------------------------------------------------------------------------
-# Dihedral symmetry. Local maps, independent of saijax.go: transform t in
+# Dihedral symmetry. Local maps, independent of saijax.core.go: transform t in
 # 0..7 rotates the board t % 4 quarter turns, then mirrors if t >= 4. Planes
 # are [..., N, N, C] boards; a policy vector's entry row * N + col follows its
 # point and the pass entry N * N stays put.

@@ -16,8 +16,11 @@ import numpy as np
 import pytest
 from conftest import TINY, empty_step_fields
 
-from saijax import checkpoints, features, go, gtp, losses, networks, pipeline, players, replay, selfplay, training
-from saijax import config as config_lib
+from saijax import gtp
+from saijax.core import checkpoints, features, go, networks
+from saijax.learn import config as config_lib
+from saijax.learn import losses, pipeline, replay, selfplay, training
+from saijax.play import players
 
 N = 5
 RULES = go.GoRules(N, max_moves=50)

@@ -1,4 +1,4 @@
-"""End-to-end tests of saijax.pipeline and `python -m saijax.train` with
+"""End-to-end tests of saijax.learn.pipeline and `python -m saijax.train` with
 configs/tiny.py: what a run writes, resuming, a killed run, bad configs and
 a corrupt checkpoint.
 
@@ -25,8 +25,11 @@ import numpy as np
 import pytest
 from conftest import REPO, TINY, as_format_1, train_command
 
-from saijax import checkpoints, features, go, gtp, networks, pipeline, players, replay, search, sgf, training
-from saijax import config as config_lib
+from saijax import gtp
+from saijax.core import checkpoints, features, go, networks, search, sgf
+from saijax.learn import config as config_lib
+from saijax.learn import pipeline, replay, training
+from saijax.play import players
 
 METRIC_KEYS = {
     "generation",
@@ -586,7 +589,8 @@ def test_gating_end_to_end_promotes_the_best_candidate(tmp_path):
 def test_gating_that_rejects_keeps_the_player_and_trains_on(tmp_path, monkeypatch):
     """A rejected candidate's steps are not thrown away: the chain continues from its own weights,
     while the net that plays self-play stays the previous one."""
-    from saijax import arena, results
+    from saijax.analysis import results
+    from saijax.play import arena
 
     def every_candidate_loses(side_a, side_b, settings, **kwargs):
         del kwargs
@@ -673,7 +677,7 @@ def test_final_report_explains_the_empty_board_and_quotes_the_shipped_go5_run():
     """train.py's last printout: what α_∅ and β_∅ mean, how far the run is
     from its config's full run, and, for go5.py, numbers that are those of
     the shipped table experiments/results/baselines/main/curves.csv."""
-    from saijax import train
+    from saijax.cli import train
 
     go5 = os.path.join(REPO, "configs", "go5.py")
     config = _tiny_config(generations=12)

@@ -10,8 +10,12 @@ import numpy as np
 import optax
 import pytest
 
-from saijax import checkpoints, control, go, gtp, match, networks, player_cli, players, search, styles, training
+from saijax.cli import gtp as gtp_cli
+from saijax.cli import player as player_cli
+from saijax.core import checkpoints, go, networks, search
 from saijax.gtp import server
+from saijax.learn import training
+from saijax.play import control, match, players, styles
 
 N = 5
 SMALL = player_cli.PlayerOptions(visits=8, blocks=1, filters=8)
@@ -218,14 +222,14 @@ def test_options_validate_themselves():
 def test_the_gtp_command_line_takes_player_specs_and_flags(monkeypatch, capsys):
     seen = {}
     monkeypatch.setattr(server, "serve", lambda engine, stdin, stdout: seen.__setitem__("engine", engine))
-    assert gtp.main(["--checkpoint", "zoo:go5", "--visits", "8"]) == 0
+    assert gtp_cli.main(["--checkpoint", "zoo:go5", "--visits", "8"]) == 0
     engine = seen["engine"]
     assert engine.player.board_size == 5 and engine.visits == 8
     assert engine.agent == search.Agent() and engine.gumbel_scale == 0.0 and engine.control is None
-    assert gtp.main(["--player=zoo:go5", "--lambda_=0.5", "--control=C", "--style=edge"]) == 0
+    assert gtp_cli.main(["--player=zoo:go5", "--lambda_=0.5", "--control=C", "--style=edge"]) == 0
     engine = seen["engine"]
     assert engine.agent == search.Agent(0.5) and engine.control.method == "C"
     assert engine.player.config.root_prior == styles.OnlineStyle("edge")
     capsys.readouterr()
-    assert gtp.main(["--player=zoo:go5", "--board_size=7"]) == 2
+    assert gtp_cli.main(["--player=zoo:go5", "--board_size=7"]) == 2
     assert "zoo:go5 is for 5x5" in capsys.readouterr().err

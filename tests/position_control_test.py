@@ -15,7 +15,9 @@ import scipy.stats
 
 from experiments import common
 from experiments import position_control as pc
-from saijax import go, gtp_match, match, players, results, sgf, stats
+from saijax.analysis import results, stats
+from saijax.core import go, sgf
+from saijax.play import gtp_match, match, players
 
 TINY = ["--board_size=5", "--visits=2", "--opponent_blocks=1", "--opponent_filters=8", "--black_komi=0.5",
         "--white_komi=0.5"]  # fmt: skip

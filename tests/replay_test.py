@@ -1,4 +1,4 @@
-"""Tests for saijax.replay: files, the window, and augmentation."""
+"""Tests for saijax.learn.replay: files, the window, and augmentation."""
 
 import os
 
@@ -7,7 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import features, go, replay
+from saijax.core import features, go
+from saijax.learn import replay
 
 N = 5
 A = N * N + 1

@@ -1,4 +1,4 @@
-"""Tests for saijax.results: the table's writer and reader, intervals, summaries, reports."""
+"""Tests for saijax.analysis.results: the table's writer and reader, intervals, summaries, reports."""
 
 import csv
 import dataclasses
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from saijax import results, stats
+from saijax.analysis import results, stats
 
 
 def _game(i=0, **changes):

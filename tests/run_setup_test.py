@@ -1,4 +1,4 @@
-"""saijax.run_setup: the config read once into typed settings gives what the
+"""saijax.learn.run_setup: the config read once into typed settings gives what the
 config's own functions give, generation by generation, for every shipped config."""
 
 import glob
@@ -7,8 +7,8 @@ import os
 import pytest
 from conftest import REPO, TINY
 
-from saijax import config as config_lib
-from saijax import legs, pipeline, run_metrics, run_selfplay, run_setup, training
+from saijax.learn import config as config_lib
+from saijax.learn import legs, pipeline, run_metrics, run_selfplay, run_setup, training
 
 CONFIGS = sorted(glob.glob(os.path.join(REPO, "configs", "*.py")))
 

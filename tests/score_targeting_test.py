@@ -5,7 +5,8 @@ import math
 import pytest
 
 from experiments import score_targeting as st
-from saijax import results, search
+from saijax.analysis import results
+from saijax.core import search
 
 
 def _games(net, agent, wins, games, win_margin):

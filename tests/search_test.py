@@ -6,7 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import features, go, networks, players, search, sigmoid
+from saijax.core import features, go, networks, search, sigmoid
+from saijax.play import players
 
 R5 = go.GoRules(5)
 R7 = go.GoRules(7)

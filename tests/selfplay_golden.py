@@ -59,7 +59,7 @@ GAME_METRICS = (
 
 
 def golden_config():
-    from saijax import config as config_lib
+    from saijax.learn import config as config_lib
 
     config = config_lib.load_config(TINY)
     config.generations = 3
@@ -105,7 +105,7 @@ def digest(workdir: str) -> dict:
 
 def run(workdir: str, walk: str = "auto") -> dict:
     """The golden run in ``workdir`` (its search's ``walk``: the games must not depend on it); its digest."""
-    from saijax import pipeline
+    from saijax.learn import pipeline
 
     config = golden_config()
     config.search.walk = walk

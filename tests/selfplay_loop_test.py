@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 import selfplay_golden
 
-from saijax import config as config_lib
-from saijax import go, pipeline, replay, run_setup, selfplay, training
+from saijax.core import go
+from saijax.learn import config as config_lib
+from saijax.learn import pipeline, replay, run_setup, selfplay, training
 
 
 class ReferenceCollector:

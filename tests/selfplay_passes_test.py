@@ -16,7 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import go, pipeline, search, selfplay
+from saijax.core import go, search
+from saijax.learn import pipeline, selfplay
 
 R5 = go.GoRules(5)
 R9 = go.GoRules(9)
@@ -180,7 +181,7 @@ def _small_default_run(workdir, **search_overrides):
     """configs/default.py's self-play rules on 5×5 at a CPU's size: a 1×16
     net, 8 PUCT simulations, 64 games and 50 steps a generation, 4
     generations; returns the metrics lines and the warnings logged."""
-    from saijax import config as config_lib
+    from saijax.learn import config as config_lib
 
     config = config_lib.load_config("configs/default.py")
     with config.unlocked():

@@ -1,4 +1,4 @@
-"""Tests for saijax.selfplay: branching, the 2:1 refill ratio, komi sampling,
+"""Tests for saijax.learn.selfplay: branching, the 2:1 refill ratio, komi sampling,
 data hygiene (blunder truncation, outcomes and margins per player, draws),
 resignation accounting, and 1-vs-8-device agreement.
 
@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 from conftest import TESTS, empty_step_fields
 
-from saijax import features, go, replay, search, selfplay
+from saijax.core import features, go, search
+from saijax.learn import replay, selfplay
 
 RULES = go.GoRules(5, max_moves=16)
 BATCH = 8  # divisible by the 8 fake devices of the sharding test
@@ -84,7 +85,7 @@ _SHARDED_SCRIPT = textwrap.dedent(
     import jax
     import numpy as np
     import selfplay_test as t
-    from saijax import run_selfplay, training
+    from saijax.learn import run_selfplay, training
 
     assert jax.device_count() == 8, jax.devices()
     sp = t.init_state({init_seed})

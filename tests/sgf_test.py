@@ -1,4 +1,4 @@
-"""Tests for saijax.sgf: SGF round trips checked with sgfmill, and bad files."""
+"""Tests for saijax.core.sgf: SGF round trips checked with sgfmill, and bad files."""
 
 import os
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from sgfmill import sgf, sgf_moves
 
-from saijax import go
-from saijax import sgf as sgf_io
+from saijax.core import go
+from saijax.core import sgf as sgf_io
 
 RULES_7 = go.GoRules(7)
 RULES_9 = go.GoRules(9)

@@ -22,8 +22,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import config as config_lib
-from saijax import go, pipeline, search, selfplay
+from saijax.core import go, search
+from saijax.learn import config as config_lib
+from saijax.learn import pipeline, selfplay
 
 TINY = pathlib.Path(__file__).resolve().parents[1] / "configs" / "tiny.py"
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from experiments import common, sharp_value
-from saijax import selfplay
+from saijax.learn import selfplay
 
 
 def _workdir(tmp_path, name, generations, *, beta, data_beta, alpha=9.0, first="D4", start=0):

@@ -1,4 +1,4 @@
-"""Tests for saijax.sigmoid: the SAI sigmoid and the λ/μ value family."""
+"""Tests for saijax.core.sigmoid: the SAI sigmoid and the λ/μ value family."""
 
 import chex
 import hypothesis
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import strategies as st
 from scipy import integrate, special
 
-from saijax import sigmoid
+from saijax.core import sigmoid
 
 F32_EPS = float(np.finfo(np.float32).eps)
 MAX_ALPHA = 3610.0  # 10·N² on 19×19.

@@ -1,4 +1,4 @@
-"""Playing styles (saijax.styles): line maps, weighted scoring, the online root
+"""Playing styles (saijax.play.styles): line maps, weighted scoring, the online root
 prior, the mixed approach's move choice."""
 
 import dataclasses
@@ -9,7 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saijax import go, players, search, styles
+from saijax.core import go, search
+from saijax.play import players, styles
 
 
 def test_line_numbers_and_edge_band():

@@ -1,4 +1,4 @@
-"""Tests for saijax.theory ([SvW] §IV, see docs/design.md)."""
+"""Tests for saijax.analysis.theory ([SvW] §IV, see docs/design.md)."""
 
 import itertools
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from saijax import theory
+from saijax.analysis import theory
 
 
 def _mdp(transitions, leaf_scores):

@@ -1,4 +1,4 @@
-"""Tests for saijax.training: learning, non-finite losses, donation and
+"""Tests for saijax.learn.training: learning, non-finite losses, donation and
 retracing, schedules, growth, and 1-vs-8-device agreement."""
 
 import textwrap
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from conftest import TESTS, training_config
 
-from saijax import networks, training
+from saijax.core import networks
+from saijax.learn import training
 
 N = 5
 A = N * N + 1
@@ -286,7 +287,7 @@ _MULTI_DEVICE_SCRIPT = textwrap.dedent("""
     import jax, numpy as np
     sys.path.insert(0, {tests!r})
     import training_test as t
-    from saijax import training
+    from saijax.learn import training
     assert jax.device_count() == {devices}, jax.devices()
     out = t._run_steps({value_head!r})
     out.update(t._shard_checks())

@@ -8,7 +8,9 @@ import pytest
 from experiments_configs_test import configured
 
 from experiments import common, run, zoo_select
-from saijax import checkpoints, networks, training, zoo
+from saijax import zoo
+from saijax.core import checkpoints, networks
+from saijax.learn import training
 
 
 def test_elo_gap_is_the_logistic_gap():

@@ -8,7 +8,12 @@ import numpy as np
 import optax
 import pytest
 
-from saijax import arena, checkpoints, go, gtp, networks, player_cli, players, training, zoo
+from saijax import gtp, zoo
+from saijax.cli import arena as arena_cli
+from saijax.cli import player as player_cli
+from saijax.core import checkpoints, go, networks
+from saijax.learn import training
+from saijax.play import players
 
 
 def _fresh_empty_board(player):
@@ -128,10 +133,10 @@ def test_gtp_and_arena_take_zoo_names(capsys):
     assert engine.handle("genmove b").startswith("= ")
     with pytest.raises(FileNotFoundError, match="no zoo entry"):
         player_cli.load_player("zoo:missing", board_size=None)
-    with pytest.raises(ValueError, match="player_cli.load_player"):
+    with pytest.raises(ValueError, match="cli.player.load_player"):
         players.load_player("zoo:missing")
     size = record.spec.board_size
-    code = arena.main(
+    code = arena_cli.main(
         [
             f"--player=zoo:{name}",
             "--opponent=uniform",

@@ -6,7 +6,7 @@
 ``experiments/sigmoid_figures.py`` with its settings (``shipped``:
 ``results/sigmoid_figures/main/``): example positions at komi 7.5, and the
 ECAI figure's agent at λ = 0.8, μ = 0.3. Every number comes from
-``saijax.sigmoid``; nothing is played or sampled, so ``redraw`` and
+``saijax.core.sigmoid``; nothing is played or sampled, so ``redraw`` and
 ``play`` both draw the figures again (``play`` into ``outdir``), in
 seconds. The figures illustrate the model; there is nothing to test.
 """

@@ -15,12 +15,16 @@ The package's layers import downward only:
   streaming analysis (``lz-analyze``, ``kata-analyze``, ``*-genmove_analyze``);
 * :mod:`saijax.gtp.engine`: :class:`GtpEngine`, its game state, searches,
   options and commands;
-* :mod:`saijax.gtp.server`: :func:`serve` (the stdin/stdout loop) and
-  :func:`main` (the command line; ``python -m saijax.gtp`` runs it).
+* :mod:`saijax.gtp.server`: :func:`serve` (the stdin/stdout loop).
+
+Its command line, ``python -m saijax.gtp``, is :func:`saijax.cli.gtp.main`.
 """
 
+from saijax import _moved
 from saijax.gtp.analysis import Analysis
 from saijax.gtp.engine import GtpEngine
-from saijax.gtp.server import main, serve
+from saijax.gtp.server import serve
 
-__all__ = ["GtpEngine", "Analysis", "serve", "main"]
+__all__ = ["GtpEngine", "Analysis", "serve"]
+
+__getattr__ = _moved.forward(__name__, {"main": "saijax.cli.gtp"})

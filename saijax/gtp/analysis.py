@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from saijax import go
+from saijax.core import go
 
 __all__ = ["Analysis", "Position", "Round", "finite"]
 

@@ -1,7 +1,7 @@
 """The GTP engine: game state, the search, and the commands.
 
 Game state. The engine keeps a list of positions for ``undo``; each holds a
-:class:`saijax.go.GoState` and what is needed to write the game as SGF. The
+:class:`saijax.core.go.GoState` and what is needed to write the game as SGF. The
 rules are saijax's (docs/design.md §1): positional superko, no suicide, the game
 ends after two passes or at the move cap (2·N² moves), after which moves are
 illegal. GTP lets a controller play either colour at any time; a move by the
@@ -10,7 +10,7 @@ the move, which keeps the superko history. When that pass would end the
 game (the previous move was a pass, or the move cap), the position is
 instead restarted as a setup position with the requested player to move,
 which forgets the superko history and the move count. Komi follows the one
-rule of :func:`saijax.go.check_komi` (a multiple of ½): ``komi 6.3`` is a
+rule of :func:`saijax.core.go.check_komi` (a multiple of ½): ``komi 6.3`` is a
 GTP error naming the value, and the komi stays as it was.
 
 Any failure inside a command becomes a ``?`` response and leaves the
@@ -29,13 +29,13 @@ configuration (visits, noise scale, the control method's algorithm), so
 switching back and forth compiles each at most once; the λ/μ agent is
 traced and never recompiles.
 
-Position control (docs/design.md §8, :mod:`saijax.control`). An agent
+Position control (docs/design.md §8, :mod:`saijax.play.control`). An agent
 setting like λ and μ: with a method on (``--control=C``, or ``lz-setoption
 name control value C``), every search uses the method's own search
-(:meth:`saijax.control.ControlConfig.search_config`: PUCT with c_puct 10 for
+(:meth:`saijax.play.control.ControlConfig.search_config`: PUCT with c_puct 10 for
 naive, A, B and C; the engine's search for the endgame method), and
 ``genmove`` and the ``genmove_analyze`` commands play the move
-:func:`saijax.control.select` picks from the search's output, given the
+:func:`saijax.play.control.select` picks from the search's output, given the
 opponent's last move(s) from the game record (a pass, or none before a
 setup position, counts as no move). Analysis lines still show the search's
 statistics.
@@ -45,13 +45,13 @@ Options (``lz-setoption name <name> value <value>``):
 * ``lambda``, ``mu``, ``threshold``: the λ/μ agent;
 * ``visits`` (or ``playouts``), ``resign_threshold``, ``gumbel_scale``;
 * ``control value off|naive|A|B|C|endgame``, and ``control <field> value
-  <v>`` for every field of :class:`saijax.control.ControlConfig`
+  <v>`` for every field of :class:`saijax.play.control.ControlConfig`
   (``gentleness``, ``gamma``, ``min_visit_share``, ``naturalness_weight``,
   ``lead_band`` as ``-10,-4``, ...). The settings are kept while control is
   off, and apply when a method is turned on; on the command line,
   ``--control=<method>`` and repeated ``--control_option field=value``;
 * ``style value centre|edge|off``: the online playing style
-  (docs/design.md §8, :func:`saijax.styles.online_style`), a root prior
+  (docs/design.md §8, :func:`saijax.play.styles.online_style`), a root prior
   reweighted by line and by Method B's distance to the opponent's last move;
   on the command line ``--style=centre``.
 
@@ -73,7 +73,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import saijax
-from saijax import control, go, player_cli, players, search, sgf, styles
+from saijax.core import go, search, sgf
 from saijax.gtp.analysis import Analysis, Position, Round, finite
 from saijax.gtp.protocol import (
     BOOLS,
@@ -90,6 +90,8 @@ from saijax.gtp.protocol import (
     parse_vertex,
     syntax_error,
 )
+from saijax.play import control, players, styles
+from saijax.play.options import PlayerOptions
 
 __all__ = ["GtpEngine", "ENGINE_NAME", "MAX_VISITS", "check_gumbel_scale"]
 
@@ -122,7 +124,7 @@ def _area_score_fn(rules: go.GoRules):
 
 
 class GtpEngine:
-    """A GTP v2 engine over one :class:`saijax.players.Player`.
+    """A GTP v2 engine over one :class:`saijax.play.players.Player`.
 
     Use :meth:`handle` for one complete response per line, :meth:`begin` for
     a response that may stream (the main loop), and :meth:`analysis_rounds`
@@ -133,16 +135,16 @@ class GtpEngine:
         self,
         player: players.Player,
         *,
-        visits: int = player_cli.PlayerOptions.visits,
-        lambda_: float = player_cli.PlayerOptions.lambda_,
-        mu: float = player_cli.PlayerOptions.mu,
-        threshold: float = player_cli.PlayerOptions.threshold,
+        visits: int = PlayerOptions.visits,
+        lambda_: float = PlayerOptions.lambda_,
+        mu: float = PlayerOptions.mu,
+        threshold: float = PlayerOptions.threshold,
         resign_threshold: float = 0.05,
         komi: float = 7.5,
         seed: int = 0,
         verbose: bool = False,
         search_config: search.SearchConfig | None = None,
-        gumbel_scale: float = player_cli.PlayerOptions.gumbel_scale,
+        gumbel_scale: float = PlayerOptions.gumbel_scale,
     ):
         """Builds the engine.
 
@@ -152,10 +154,10 @@ class GtpEngine:
           lambda_, mu, threshold: the λ/μ agent (1 ≥ λ ≥ μ ≥ 0; the agent
             applies while the root winrate is at least ``threshold``).
             The defaults of visits, the agent and ``gumbel_scale`` are the
-            command line's (:class:`saijax.player_cli.PlayerOptions`).
+            command line's (:class:`saijax.play.options.PlayerOptions`).
           resign_threshold: genmove resigns when the best move's agent value
             is below this, from move N²/4 on; negative never resigns.
-          komi: the initial komi (:func:`saijax.go.check_komi`).
+          komi: the initial komi (:func:`saijax.core.go.check_komi`).
           seed: PRNG seed of the searches.
           verbose: print a line per genmove on stderr.
           search_config: other search settings (default the player's); its
@@ -273,7 +275,7 @@ class GtpEngine:
         return self._search_fns[config](self.player.variables, key, batched, self.player.agent.params())
 
     def controlled_move(self, out: search.SearchOutput, state: go.GoState, moves: Sequence[int]) -> int:
-        """The position-controlled move of a one-game search output (:func:`saijax.control.select`).
+        """The position-controlled move of a one-game search output (:func:`saijax.play.control.select`).
 
         Args:
           out: the search of ``state`` (a batch of one).

@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from saijax import go
+from saijax.core import go
 
 __all__ = [
     "BOOLS",

@@ -1,33 +1,26 @@
-"""The GTP engine's stdin/stdout loop and command line (``python -m saijax.gtp``).
+"""The GTP engine's stdin/stdout loop (its command line is :mod:`saijax.cli.gtp`).
 
 ``python -m saijax.gtp`` streams analysis until the next input line arrives:
 a reader thread queues stdin lines, and the engine checks the queue between
 rounds. In process, :meth:`saijax.gtp.GtpEngine.analysis_rounds` runs a fixed
 number of rounds, so tests are deterministic.
 
-The command line is parsed by one function, :func:`_parse_args`: the net
-(``--player``, or its old name ``--checkpoint``: any player spec of
-:mod:`saijax.player_cli`) and the player flags of
-:func:`saijax.player_cli.add_player_flags` (their defaults, e.g. λ = 0 and
-``--gumbel_scale 0``, are the arena's too), plus the engine's own komi,
-resign threshold, seed and verbosity. A flag that cannot be used (a bad
-checkpoint, ``--komi 6.3``, ``--gumbel_scale -1``) is one ``saijax.gtp:
-error:`` line on stderr and exit code 2.
+The command line (``python -m saijax.gtp``: the net, the player flags,
+the engine's komi, resign threshold, seed and verbosity) is
+:func:`saijax.cli.gtp.main`.
 """
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import queue
-import sys
 import threading
-from collections.abc import Sequence
 
-from saijax import cli, go, player_cli
+from saijax import _moved
 from saijax.gtp.engine import GtpEngine
 
-__all__ = ["serve", "main"]
+__all__ = ["serve"]
+
+__getattr__ = _moved.forward(__name__, {"main": "saijax.cli.gtp"})
 
 
 def serve(engine: GtpEngine, stdin, stdout) -> None:
@@ -68,78 +61,3 @@ def serve(engine: GtpEngine, stdin, stdout) -> None:
             if not inbox.empty():
                 break
         write(result.finish())
-
-
-def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m saijax.gtp",
-        description="GTP v2 engine for saijax networks (Sabaki, Lizzie, GoGui).",
-    )
-    parser.add_argument(
-        "--player",
-        "--checkpoint",
-        dest="player",
-        default="random",
-        help="the net: a workdir, its checkpoints dir, a generation dir, zoo:<name>, or random (the default)",
-    )
-    parser.add_argument(
-        "--board_size",
-        type=int,
-        default=None,
-        help="board size of a random net (default 9); with a checkpoint, must match it",
-    )
-    player_cli.add_player_flags(parser)
-    engine = parser.add_argument_group("engine")
-    engine.add_argument(
-        "--resign_threshold",
-        type=float,
-        default=0.05,
-        help="resign when the best move's value is below this (negative: never)",
-    )
-    engine.add_argument("--komi", type=float, default=7.5, help="initial komi, a multiple of 0.5")
-    engine.add_argument("--seed", type=int, default=0, help="PRNG seed (random net and searches)")
-    engine.add_argument("--verbose", action="store_true", help="one line per genmove on stderr")
-    return parser.parse_args(argv)
-
-
-def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> int:
-    """``python -m saijax.gtp``: serves GTP on stdin/stdout; returns the exit code.
-
-    A checkpoint or option that cannot be loaded is one ``saijax.gtp: error:``
-    line on stderr and exit code 2. With ``exit_on_error`` (the command line)
-    the process ends right there, so that line is the last one on stderr.
-    """
-    args = _parse_args(argv)
-    gtp_out = getattr(sys.stdout, "buffer", sys.stdout)
-    # Only GTP responses go to the real stdout; stray prints go to stderr.
-    saved_stdout, sys.stdout = sys.stdout, sys.stderr
-    try:
-        board_size = args.board_size or (9 if args.player in ("random", "uniform") else None)
-        try:
-            komi = go.check_komi(args.komi, "--komi")
-            options = player_cli.options_from_args(args)
-            # The engine derives a controlled search from the plain one (and
-            # keeps the plain one for lz-setoption name control value off).
-            plain = dataclasses.replace(options, control="off", control_options=())
-            player = player_cli.load_player(args.player, board_size=board_size, options=plain, seed=args.seed)
-            player = player.replace(control=options.control_config())
-            engine = GtpEngine(
-                player,
-                visits=options.visits,
-                lambda_=options.lambda_,
-                mu=options.mu,
-                threshold=options.threshold,
-                resign_threshold=args.resign_threshold,
-                komi=komi,
-                seed=args.seed,
-                verbose=args.verbose,
-                search_config=player.config,
-                gumbel_scale=options.gumbel_scale,
-            )
-        except (ValueError, OSError) as e:
-            return cli.report_error(f"saijax.gtp: error: {e}", 2, exit_now=exit_on_error)
-        print(f"saijax.gtp: {player.description}", file=sys.stderr)
-        serve(engine, sys.stdin.buffer, gtp_out)
-        return 0
-    finally:
-        sys.stdout = saved_stdout

@@ -14,8 +14,8 @@ run in minutes without a training run.
 >>> records = zoo.entries()              # name -> record
 
 The GTP engine and the arena take the same names: ``--checkpoint=zoo:go7-S1``
-and ``--player=zoo:go7-S1`` (resolved by :func:`saijax.player_cli.load_player`;
-this module builds on :mod:`saijax.players`, never the other way round).
+and ``--player=zoo:go7-S1`` (resolved by :func:`saijax.cli.player.load_player`;
+this module builds on :mod:`saijax.play.players`, never the other way round).
 
 Entries are added with :func:`export` (``python -m saijax.zoo add ...``) from
 a run's checkpoint; the file's SHA-256 is recorded and checked on load.
@@ -23,21 +23,21 @@ a run's checkpoint; the file's SHA-256 is recorded and checked on load.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import hashlib
 import json
 import os
 import re
-from collections.abc import Sequence
 from typing import Any
 
 import jax
 import numpy as np
 from flax import serialization
 
-from saijax import checkpoints, cli, go, networks, players, search
+from saijax import _moved
+from saijax.core import checkpoints, go, networks, search
+from saijax.play import players
 
 __all__ = ["ZOO_DIR", "ZooEntry", "entries", "entry", "load", "export", "main"]
 
@@ -212,7 +212,7 @@ def load(
     agent: search.Agent | None = None,
     directory: str | None = None,
 ) -> players.Player:
-    """A zoo network as a ready :class:`saijax.players.Player` named after the entry."""
+    """A zoo network as a ready :class:`saijax.play.players.Player` named after the entry."""
     e, variables = load_variables(name, directory)
     return players.Player.from_network(
         e.name,
@@ -304,53 +304,4 @@ def empty_board_sigmoid(player: players.Player) -> tuple[float, float]:
     return float(alpha[0]), float(beta[0])
 
 
-def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> int:
-    """``python -m saijax.zoo list|add``."""
-    p = argparse.ArgumentParser(prog="python -m saijax.zoo", description="List or add model zoo entries.")
-    sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="the entries and their records")
-    add = sub.add_parser("add", help="export a checkpoint as a zoo entry")
-    add.add_argument("--checkpoint", required=True, help="a step directory <workdir>/checkpoints/<generation>")
-    add.add_argument("--name", required=True)
-    add.add_argument("--elo", type=float, default=None)
-    add.add_argument("--elo_lo", type=float, default=None)
-    add.add_argument("--elo_hi", type=float, default=None)
-    add.add_argument("--run", default="")
-    add.add_argument("--train_command", default="")
-    add.add_argument("--seed", type=int, default=0)
-    add.add_argument("--notes", default="")
-    add.add_argument(
-        "--dtype", default="float32", choices=STORAGE_DTYPES, help="the weights' storage (float16: half the size)"
-    )
-    add.add_argument("--directory", default=None, help="zoo directory (default the shipped one)")
-    args = p.parse_args(argv)
-    try:
-        if args.command == "list":
-            for name, e in sorted(entries().items()):
-                elo = "-" if e.elo is None else f"{e.elo:.0f}"
-                print(
-                    f"{name:12s} {e.spec.board_size}x{e.spec.board_size} {e.spec.blocks}x{e.spec.filters} "
-                    f"gen {e.generation:4d} Elo {elo:>5s} "
-                    f"alpha_empty {e.alpha_empty:+.2f} beta_empty {e.beta_empty:.3f}"
-                )
-            return 0
-        ci = None if args.elo_lo is None or args.elo_hi is None else (args.elo_lo, args.elo_hi)
-        e = export(
-            args.checkpoint,
-            args.name,
-            directory=args.directory,
-            elo=args.elo,
-            elo_ci=ci,
-            run=args.run,
-            command=args.train_command,
-            seed=args.seed,
-            notes=args.notes,
-            dtype=args.dtype,
-        )
-    except (ValueError, OSError, KeyError) as e:
-        return cli.report_error(f"saijax.zoo: error: {e}", 2, exit_now=exit_on_error)
-    print(
-        f"added {e.name}: generation {e.generation}, alpha_empty {e.alpha_empty:+.2f}, "
-        f"beta_empty {e.beta_empty:.3f}, file {e.file} ({e.dtype})"
-    )
-    return 0
+__getattr__ = _moved.forward(__name__, {"main": "saijax.cli.zoo"})

@@ -1,5 +1,7 @@
+"""``python -m saijax.zoo list|add`` (:func:`saijax.cli.zoo.main`)."""
+
 import sys
 
-from saijax.zoo import main
+from saijax.cli.zoo import main
 
 sys.exit(main(exit_on_error=True))
