@@ -20,7 +20,7 @@ import pytest
 from saijax.analysis import elo, results
 from saijax.cli import arena as arena_cli
 from saijax.core import go, networks, search, sgf
-from saijax.play import arena, control, match, players, styles
+from saijax.play import arena, control, match, match_loop, players, styles
 
 R5 = go.GoRules(5)
 VISITS = 8
@@ -49,7 +49,7 @@ def test_lockstep_match_with_different_agents(net, tmp_path):
     side_b = _player(net, "lam0.5", 1, lambda_=0.5, mu=0.0)
     path = tmp_path / "results.jsonl"
     settings = match.MatchSettings(games=8, komi=7.5, seed=3, sgf_dir=tmp_path / "sgf", results_path=path)
-    compiled = arena._advance_fn(R5)._cache_size()  # other tests' matches may have compiled other shapes
+    compiled = match_loop.advance_fn(R5)._cache_size()  # other tests' matches may have compiled other shapes
     games = arena.play_match(side_a, side_b, settings)
     rows = results.read_results(path)
     assert len(rows) == 8
@@ -68,7 +68,7 @@ def test_lockstep_match_with_different_agents(net, tmp_path):
         assert margin == pytest.approx(r.margin)
         assert record.result == sgf.game_result_string({"black": 1, "white": -1, "draw": 0}[r.winner], r.margin)
     # One compiled step for the whole match: both groups have 4 games.
-    assert arena._advance_fn(R5)._cache_size() - compiled <= 1
+    assert match_loop.advance_fn(R5)._cache_size() - compiled <= 1
     try:
         fit = elo.fit_elo(rows)
     except ValueError as e:  # only the documented failure modes are acceptable
@@ -235,7 +235,7 @@ def test_colour_relative_komi_and_per_game_handicap(net, tmp_path):
     assert match.MatchSettings(games=2, handicap=(0, 1)).komis() == (7.5, 0.5)
     # Groups: (A Black, B Black) x (Black first, White first), sorted by handicap.
     mixed = match.MatchSettings(games=6, handicap=(2, 0, 3, 2, 0, 1))
-    groups = [g.tolist() for g in arena._groups(mixed)]
+    groups = [g.tolist() for g in match_loop.lockstep_groups(mixed)]
     assert groups == [[4], [0, 2], [1, 5], [3]]
     # Per-game komi and handicap in one lockstep match, each side with its own agent.
     strong = _player(net, "strong", 0, lambda_=0.5)
@@ -284,7 +284,7 @@ def test_mixed_style_plays_the_biased_move_only_where_acceptable(net):
     biased = _player(net, "biased", 1)
     mixed = normal.replace(name="mixed", mixed=styles.MixedStyle(biased, w_diff=0.05, p_th=0.1))
     assert "mixed style with biased" in mixed.describe()
-    states = arena._initial_states(R5, match.MatchSettings(games=4, komi=7.5), np.arange(4))
+    states = match_loop.initial_states(R5, match.MatchSettings(games=4, komi=7.5), np.arange(4))
     keys = match.game_keys(jax.random.PRNGKey(0), jax.numpy.arange(4), 0)
     out, action = match.choose_moves(mixed, R5, states, keys, -np.ones((4, 1), np.int32), 0)
     biased_out, _ = match.choose_moves(biased, R5, states, keys, -np.ones((4, 1), np.int32), 0)

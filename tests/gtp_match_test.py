@@ -6,7 +6,7 @@ import pytest
 
 from saijax.analysis import results
 from saijax.core import go, networks, search, sgf
-from saijax.play import control, gtp_match, match, players
+from saijax.play import control, gtp_match, gtp_opponent, match, players
 
 R5 = go.GoRules(5)
 VISITS = 8
@@ -150,8 +150,8 @@ def test_random_rated_move_keeps_the_moves_rated_at_least_half_the_best():
     rng = np.random.default_rng(0)
     answer = "D4 45.00 E3 23.95 C3 23.95 C4 3.01".split()
     rules = go.GoRules(7)
-    drawn = {gtp_match._random_rated_move(rules, answer, rng) for _ in range(200)}
+    drawn = {gtp_opponent._random_rated_move(rules, answer, rng) for _ in range(200)}
     assert {go.to_gtp(rules, a) for a in drawn} == {"D4", "E3", "C3"}
-    assert gtp_match._random_rated_move(rules, [], rng) is None
+    assert gtp_opponent._random_rated_move(rules, [], rng) is None
     with pytest.raises(ValueError):
         match.MatchSettings(games=1, engine_opening_moves=-1)

@@ -26,11 +26,6 @@ from saijax.play import match, match_loop, opponents, players
 
 __all__ = ["play_match"]
 
-# The loop's pieces under their former names here (the tests read them).
-_advance_fn = match_loop.advance_fn
-_groups = match_loop.lockstep_groups
-_initial_states = match_loop.initial_states
-
 
 def play_match(
     side_a: players.Player,

@@ -32,8 +32,6 @@ from saijax.play.gtp_opponent import default_engine_name, gnugo_arena_argv
 
 __all__ = ["gnugo_arena_argv", "default_engine_name", "play_gtp_match"]
 
-_random_rated_move = gtp_opponent._random_rated_move  # the engine's random opening moves (tests call it here)
-
 
 def play_gtp_match(
     player: players.Player,
