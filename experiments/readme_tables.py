@@ -169,8 +169,8 @@ def _ci(mean: str, lo: str, hi: str, fmt: str = ".1f"):
 
 
 def _percent(field: str, digits: int = 1):
-    """A cell of a share as a percentage: ``97.5%``."""
-    return lambda r: f"{100 * float(r[field]):.{digits}f}%"
+    """A cell of a share as a percentage: ``97.5%``; "–" if missing."""
+    return lambda r: "–" if r.get(field, "") in ("", None) else f"{100 * float(r[field]):.{digits}f}%"
 
 
 def _rows(results: str, *path: str) -> list[dict]:
@@ -737,6 +737,9 @@ def _sharp_value_arms(results: str) -> str:
          f"{_num(r['pooled_beta'], '.2f')} / {_num(r['pooled_beta_near_fair'], '.2f')} "
          f"± {_num(r['pooled_beta_near_fair_se'], '.2f')} ({r['pooled_games']} games, "
          f"gen {r['pooled_generations']})" or "–"),
+        ("β within openings", lambda r: r.get("within_beta", "") not in ("", "nan") and
+         f"{_num(r['within_beta'], '.2f')} ± {_num(r['within_beta_se'], '.2f')} ({r['within_openings']} "
+         f"openings after {r['within_plies']} moves, {r['within_games']} games)" or "–"),
         ("D4's share", _percent("centre_share", 0)),
         ("resigned rows", _percent("resigned_row_share", 0)), ("komi sd", "komi_sd", ".1f"),
         ("score error", "score_error", ".1f")))  # fmt: skip
@@ -747,10 +750,15 @@ def _sharp_value_end(results: str) -> str:
     """Each net's end-of-round checks: GTP at 8.5 / 9.5, and Δ from self-play games played at each komi."""
     return _summary(results, ("sharp_value/main", "end.csv"), (
         ("net", "net", ""), ("GTP: Black at 8.5", "gtp_black_8.5", ".3f"), ("at 9.5", "gtp_black_9.5", ".3f"),
-        ("games at 8.5 / 9.5", lambda r: f"{r['games_8.5']} / {r['games_9.5']}"),
+        ("games at 8.5 / 9.5 (visits)", lambda r: r.get("games_8.5", "") != "" and
+         f"{r['games_8.5']} / {r['games_9.5']} ({r['visits']})" or "–"),
         ("Black wins at 8.5", _percent("black_rate_8.5", 1)), ("at 9.5", _percent("black_rate_9.5", 1)),
-        ("distinct openings", lambda r: f"{r['distinct_openings_8.5']} / {r['distinct_openings_9.5']}"),
-        ("Δ", "delta", ".3f"), ("4·atanh Δ", "delta_beta", ".2f")))  # fmt: skip
+        ("distinct openings", lambda r: r.get("distinct_openings_8.5", "") != "" and
+         f"{r['distinct_openings_8.5']} / {r['distinct_openings_9.5']}" or "–"),
+        ("Δ", "delta", ".3f"), ("4·atanh Δ", "delta_beta", ".2f"),
+        ("GNU Go level 10: as Black at 8.5 / as White at 9.5", lambda r: r.get("gnugo_black_wins", "") != "" and
+         f"{r['gnugo_black_wins']}/{r['gnugo_black_games']} / {r['gnugo_white_wins']}/{r['gnugo_white_games']} "
+         f"({r['gnugo_visits']} visits)" or "–")))  # fmt: skip
 
 
 @table("sharp_value_curve")

@@ -29,7 +29,11 @@ one, the net's first move D4 in each of those generations), and
 ``sharp_value.png`` draws β (learned and fitted), α and D4's share against
 generations; ``komi_results.csv`` pools each arm's complete games over
 those generations by komi (Black's score beside the net's sigmoid, the
-figure's last panel). Curves of arms not given again are kept (an arm added in one
+figure's last panel). ``opening_results.csv`` groups the same games by the position
+after their first ``opening_plies`` moves (read from the run's replay files), and
+``arms.csv``'s ``within_beta`` is the komi curve's β with one α per opening: when
+it is as flat as the pooled β, the opening's randomness is not what flattens the
+data, the play after it is. Curves of arms not given again are kept (an arm added in one
 session stays beside the next session's). One run an arm is a measurement,
 not a test. ``plot_only`` redraws the figure from the tables.
 """
@@ -46,7 +50,7 @@ import numpy as np
 from experiments import ablation, common
 from experiments.common import setting
 from saijax.core import go
-from saijax.learn import selfplay
+from saijax.learn import replay, selfplay
 
 FAIR_KOMI = 9.0  # 7×7 under area scoring (Davies; the 7×7 paper)
 TARGET_BETA = 2.0
@@ -111,6 +115,69 @@ def komi_results(name: str, workdir: str, last: int, upto: int | None = None) ->
     ]  # fmt: skip
 
 
+def _opening_label(rules: go.GoRules, own: np.ndarray, opp: np.ndarray, black_to_play: bool) -> str:
+    """The position as ``B:D4,C3 W:D3`` (GTP vertices, each colour's stones in board order)."""
+    black, white = (own, opp) if black_to_play else (opp, own)
+    stones = [",".join(go.to_gtp(rules, int(i)) for i in np.flatnonzero(x)) for x in (black, white)]
+    return f"B:{stones[0]} W:{stones[1]}"
+
+
+def opening_results(
+    name: str, workdir: str, last: int, plies: int, upto: int | None = None, board_size: int = 7
+) -> list[dict]:
+    """The arm's complete games over its last ``last`` generations (up to ``upto``), grouped by the
+    position after their first ``plies`` moves (self-play's random opening: ``plies`` =
+    ``selfplay.random_moves``), one row per (opening, komi): games and Black's score. Read from
+    the run's replay files, whose row at move ``plies`` of each complete game gives its position,
+    komi and result; generations without a replay file are skipped, and no rows come back when
+    none has one. The within-openings fit (:func:`within_fit`) reads them."""
+    metrics = common.read_metrics(workdir)
+    gens = sorted(g for g in metrics if upto is None or g <= upto)[-last:]
+    buffer = replay.ReplayBuffer(os.path.join(workdir, "replay"), board_size)
+    stored = set(buffer.available_generations())
+    gens = [g for g in gens if g in stored]
+    rules = go.GoRules(board_size)
+    cells: dict[tuple[str, float], list[float]] = {}
+    for g in gens:
+        rows = buffer.read_generation(g)
+        at = np.flatnonzero(~np.asarray(rows.is_branch) & (np.asarray(rows.move_number) == plies))
+        packed = np.asarray(rows.planes)[at, :, :, 0]  # byte 0: planes 0..7, plane i at bit 7 − i
+        own = ((packed >> 7) & 1).reshape(len(at), -1)  # plane 0: the mover's stones now
+        opp = ((packed >> 3) & 1).reshape(len(at), -1)  # plane 4: the opponent's
+        for j, i in enumerate(at):
+            black = int(rows.to_play[i]) == 1  # to_play: +1 Black, -1 White
+            komi = -float(rows.signed_komi[i]) if black else float(rows.signed_komi[i])
+            score = float(rows.z[i]) if black else 1.0 - float(rows.z[i])
+            cell = cells.setdefault((_opening_label(rules, own[j], opp[j], black), komi), [0, 0.0])
+            cell[0] += 1
+            cell[1] += score
+    if not cells:
+        return []
+    span = f"{gens[0]}-{gens[-1]}"
+    return [
+        {"arm": name, "generations": span, "plies": plies, "opening": opening, "komi": komi, "games": int(n),
+         "black_score": score}
+        for (opening, komi), (n, score) in sorted(cells.items())
+    ]  # fmt: skip
+
+
+def within_fit(openings: list[dict]) -> dict:
+    """:func:`saijax.learn.selfplay.komi_curve_fit_within` over an arm's :func:`opening_results` rows
+    (each (opening, komi)'s games enter with their mean score, the same likelihood as one by one):
+    ``within_beta`` and its standard error, and the ``within_games`` and ``within_openings`` it used
+    (openings with at least :data:`~saijax.learn.selfplay_stats.WITHIN_MIN_GAMES` games)."""
+    n = [int(r["games"]) for r in openings]
+    komi = np.repeat([float(r["komi"]) for r in openings], n)
+    score = np.repeat([float(r["black_score"]) / int(r["games"]) for r in openings], n)
+    groups = np.repeat([r["opening"] for r in openings], n)
+    if not komi.size:
+        return {"within_plies": "", "within_beta": math.nan, "within_beta_se": math.nan, "within_games": 0,
+                "within_openings": 0}  # fmt: skip
+    beta, se, games, used = selfplay.komi_curve_fit_within(komi, score, groups)
+    return {"within_plies": int(openings[0]["plies"]), "within_beta": beta, "within_beta_se": se,
+            "within_games": games, "within_openings": used}  # fmt: skip
+
+
 def _values(rows: list[dict], key: str) -> list[float]:
     out = []
     for r in rows:
@@ -140,10 +207,13 @@ def pooled_fit(komis: list[dict], window: float | None = None) -> tuple[float, f
     return selfplay.komi_curve_fit(komi, score)
 
 
-def arm_row(name: str, curve: list[dict], last: int, board_size: int = 7, komis: list[dict] = ()) -> dict:
+def arm_row(
+    name: str, curve: list[dict], last: int, board_size: int = 7, komis: list[dict] = (), openings: list[dict] = ()
+) -> dict:
     """The arm's summary over its last ``last`` generations, against the targets; with its pooled
     ``komi_results`` rows, the komi curve fitted to all their games and to those within 1.5 points
-    of the fair komi (``pooled_*``)."""
+    of the fair komi (``pooled_*``); with its ``opening_results`` rows, the β within openings
+    (:func:`within_fit`)."""
     tail = curve[-last:]
     first, final = curve[0], curve[-1]
     alpha, beta, data_beta = _mean(tail, "alpha_empty"), _mean(tail, "beta_empty"), _mean(tail, "data_beta")
@@ -183,6 +253,7 @@ def arm_row(name: str, curve: list[dict], last: int, board_size: int = 7, komis:
         "pooled_beta_se": pooled_se,
         "pooled_beta_near_fair": pooled_local,
         "pooled_beta_near_fair_se": pooled_local_se,
+        **within_fit(list(openings)),
         "centre_share": _mean(tail, "first_move_centre_share"),
         "first_move_entropy": _mean(tail, "first_move_entropy"),
         "resigned_row_share": _mean(tail, "resigned_row_share"),
@@ -196,11 +267,21 @@ def arm_row(name: str, curve: list[dict], last: int, board_size: int = 7, komis:
     }
 
 
-def arm_rows(curves: list[dict], last: int, board_size: int = 7, komis: list[dict] = ()) -> list[dict]:
-    """One :func:`arm_row` per arm of ``curves``, in their order, with its rows of ``komis``."""
+def arm_rows(
+    curves: list[dict], last: int, board_size: int = 7, komis: list[dict] = (), openings: list[dict] = ()
+) -> list[dict]:
+    """One :func:`arm_row` per arm of ``curves``, in their order, with its rows of ``komis`` and
+    ``openings``."""
     names = dict.fromkeys(r["arm"] for r in curves)
     return [
-        arm_row(n, [r for r in curves if r["arm"] == n], last, board_size, [r for r in komis if r["arm"] == n])
+        arm_row(
+            n,
+            [r for r in curves if r["arm"] == n],
+            last,
+            board_size,
+            [r for r in komis if r["arm"] == n],
+            [r for r in openings if r["arm"] == n],
+        )  # fmt: skip
         for n in names
     ]
 
@@ -257,7 +338,8 @@ def plot(curves: list[dict], path: str, komis: list[dict] = ()) -> str:
 def markdown(arms: list[dict]) -> str:
     """The arms' table as the README prints it."""
     header = ["arm", "generations", "evals (M)", "α_∅", "β_∅ (first → peak@gen → last 10)", "data β",
-              "data/net", "pooled β: all / near 9", "D4 share", "resigned rows", "score err"]  # fmt: skip
+              "data/net", "pooled β: all / near 9 / within openings", "D4 share", "resigned rows",
+              "score err"]  # fmt: skip
 
     def f(value, spec=".2f"):  # a number, or "–" where the CSV cell is empty or NaN
         return "–" if value in ("", None) or not math.isfinite(float(value)) else format(float(value), spec)
@@ -272,7 +354,7 @@ def markdown(arms: list[dict]) -> str:
             f" → {f(r['beta_empty'])}",
             f(r["data_beta"]),
             f(r["data_over_learned_beta"]),
-            f"{f(r['pooled_beta'])} / {f(r['pooled_beta_near_fair'])}",
+            f"{f(r['pooled_beta'])} / {f(r['pooled_beta_near_fair'])} / {f(r.get('within_beta', ''))}",
             f(r["centre_share"]),
             f(r["resigned_row_share"]),
             f(r["score_error"], ".1f"),
@@ -290,12 +372,19 @@ class Settings(common.Settings):
     board_size: int = 7
     arms: tuple[str, ...] = setting((), "NAME=WORKDIR[@G] of each run to add (its curves)")
     last: int = setting(10, "the summary's means over the last k generations")
+    opening_plies: int = setting(
+        4,
+        "the within-openings fit groups complete games by their position after this many moves "
+        "(configs/go7_sai.py's random_moves)",
+    )
     plot_only: bool = setting(False, "redraw sharp_value.png from outdir's curves.csv")
 
     def check(self) -> None:
         super().check()
         if self.last < 1:
             raise self.error("last", "needs an int >= 1")
+        if self.opening_plies < 0:
+            raise self.error("opening_plies", "needs an int >= 0")
 
 
 def run(settings: Settings) -> None:
@@ -306,39 +395,60 @@ def run(settings: Settings) -> None:
         return
     os.makedirs(settings.outdir, exist_ok=True)
     curves_path = os.path.join(settings.outdir, "curves.csv")
-    komis_path = os.path.join(settings.outdir, "komi_results.csv")
-    new, new_komis = [], []
+    new, new_komis, new_openings = [], [], []
     for name, workdir, generation in ablation.parse_arms(settings.arms):
         new += learning_curve(name, workdir, generation)
         new_komis += komi_results(name, workdir, settings.last, generation)
+        new_openings += opening_results(
+            name, workdir, settings.last, settings.opening_plies, generation, settings.board_size
+        )
     curves = ablation.merge_curves(curves_path, new)
     if not curves:
         raise ValueError("no arms: give arms NAME=WORKDIR,... (or run once with them)")
     common.write_csv(curves_path, curves, digits=4)
     given = {r["arm"] for r in new}
-    kept = [r for r in common.read_csv(komis_path) if r["arm"] not in given] if os.path.exists(komis_path) else []
-    komis = kept + new_komis
-    if komis:
-        common.write_csv(komis_path, komis, digits=4)
-    arms = arm_rows(curves, settings.last, settings.board_size, komis)
+    komis = _merge_rows(os.path.join(settings.outdir, "komi_results.csv"), given, new_komis)
+    openings = _merge_rows(os.path.join(settings.outdir, "opening_results.csv"), given, new_openings)
+    arms = arm_rows(curves, settings.last, settings.board_size, komis, openings)
     common.write_csv(os.path.join(settings.outdir, "arms.csv"), arms, digits=4)
     plot(curves, os.path.join(settings.outdir, "sharp_value.png"), komis)
     write_end(settings.outdir)
     print(markdown(arms))
 
 
+def _merge_rows(path: str, given: set[str], new: list[dict]) -> list[dict]:
+    """The table at ``path`` with the rows of the arms in ``given`` replaced by ``new`` (an arm whose
+    run no longer yields any, e.g. its replay files are gone, keeps none); written back when not empty."""
+    kept = [r for r in common.read_csv(path) if r["arm"] not in given] if os.path.exists(path) else []
+    rows = kept + new
+    if rows:
+        common.write_csv(path, rows, digits=4)
+    return rows
+
+
 def end_rows(outdir: str) -> list[dict]:
     """The end-of-round checks of each net measured under ``outdir`` (``gtp_fair_komi/``: Black's
     empty-board win rate through GTP at 8.5 and 9.5; ``spread/<net>_k8.5`` and ``_k9.5``:
-    experiments/opening_spread.py's self-play games played at each komi): Δ, Black's rate at 8.5
-    less that at 9.5 in the games played there, and 4·atanh Δ, the β it gives."""
+    experiments/opening_spread.py's self-play games played at each komi; ``gnugo/<net>/``:
+    experiments/gnugo_strength.py's games against GNU Go, wins and games by colour): Δ, Black's
+    rate at 8.5 less that at 9.5 in the games played there, and 4·atanh Δ, the β it gives."""
     gtp_path = os.path.join(outdir, "gtp_fair_komi", "summary.csv")
     gtp = {r["net"]: r for r in common.read_csv(gtp_path)} if os.path.exists(gtp_path) else {}
     spread = os.path.join(outdir, "spread")
     nets = sorted({d.rsplit("_k", 1)[0] for d in os.listdir(spread)}) if os.path.isdir(spread) else []
+    gnugo_dir = os.path.join(outdir, "gnugo")
+    gnugo = {}
+    for net in sorted(os.listdir(gnugo_dir)) if os.path.isdir(gnugo_dir) else []:
+        path = os.path.join(gnugo_dir, net, "summary.csv")
+        if os.path.exists(path):
+            gnugo[net] = {r["colour"]: r for r in common.read_csv(path)}
     rows = []
-    for net in dict.fromkeys([*gtp, *nets]):
+    for net in dict.fromkeys([*gtp, *nets, *gnugo]):
         row = {"net": net}
+        for colour, r in gnugo.get(net, {}).items():
+            row |= {f"gnugo_{colour}_komi": float(r["komi"]), f"gnugo_{colour}_wins": int(r["wins"]),
+                    f"gnugo_{colour}_games": int(r["games"]), "gnugo_level": int(r["level"]),
+                    "gnugo_visits": int(r["visits"])}  # fmt: skip
         if net in gtp:
             row |= {"gtp_black_8.5": float(gtp[net]["black_winrate_8.5"]),
                     "gtp_black_9.5": float(gtp[net]["black_winrate_9.5"])}  # fmt: skip

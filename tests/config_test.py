@@ -72,6 +72,18 @@ def test_variant_specifics():
     assert tiny.generations <= 2 and tiny.selfplay.batch_size <= 8
 
 
+def test_go7_sharp_is_round_3s_arms():
+    """configs/go7_sharp.py is go7_sai.py with the flags round 3's arms ran with (experiments/README.md)."""
+    load = lambda name: config_lib.load_config(os.path.join(_ROOT, "configs", name))  # noqa: E731
+    arm = load("go7_sai.py")
+    arm.schedules.visits = ((0, 256),)
+    arm.selfplay.fast_simulations = 0
+    arm.selfplay.full_search_prob = 1.0
+    arm.selfplay.games_per_generation = 128
+    arm.training.samples_per_new_row = 32.0
+    assert load("go7_sharp.py").to_json(sort_keys=True) == arm.to_json(sort_keys=True)
+
+
 def test_helpers():
     config = _default()
     assert config_lib.effective_max_moves(config) == 162

@@ -210,6 +210,33 @@ def test_komi_curve_fit_recovers_a_known_curve():
     assert all(np.isnan(selfplay.komi_curve_fit(komi[:5], wins[:5])))
 
 
+def test_komi_curve_fit_within_openings_separates_the_openings_spread_from_the_play():
+    """Openings with their own fair komi and one sharp β: the pooled fit is flat, the within fit
+    finds the β; with one opening the two agree."""
+    rng = np.random.default_rng(1)
+    alphas, beta = {"a": 5.0, "b": 9.0, "c": 13.0}, 2.0
+    groups = rng.choice(list(alphas), 6000)
+    komi = np.round(rng.normal(9.0, 4.0, groups.size) * 2) / 2
+    p = 1 / (1 + np.exp(-beta * (np.array([alphas[g] for g in groups]) - komi)))
+    wins = (rng.random(komi.size) < p).astype(float)
+    b, se, games, used = selfplay.komi_curve_fit_within(komi, wins, groups)
+    assert (games, used) == (6000, 3) and abs(b - beta) < 4 * se and 0 < se < 0.2
+    _, pooled, _ = selfplay.komi_curve_fit(komi, wins)
+    assert pooled < 0.5 * beta  # the openings' spread flattens the pooled curve
+    one = groups == "b"
+    b1, se1, _, _ = selfplay.komi_curve_fit_within(komi[one], wins[one], groups[one])
+    _, b1_pooled, _ = selfplay.komi_curve_fit(komi[one], wins[one])
+    assert b1 == pytest.approx(b1_pooled, rel=1e-2) and se1 > 0
+    # Small openings and one-komi openings leave the fit; too few games is NaN, not an error.
+    labels = np.where(np.arange(komi.size) < 5, "tiny", groups)
+    fixed = np.where(labels == "c", 9.5, komi)
+    _, _, games, used = selfplay.komi_curve_fit_within(fixed, wins, labels)
+    assert used == 2 and games == int(np.isin(labels, ["a", "b"]).sum())
+    assert np.isnan(selfplay.komi_curve_fit_within(komi[:5], wins[:5], groups[:5])[0])
+    with pytest.raises(ValueError, match="differ in length"):
+        selfplay.komi_curve_fit_within(komi, wins, groups[:10])
+
+
 def _game(gid, first, *, winner=1, komi=9.5, is_branch=False, resigned=False, rows=10):
     n = 7
     return selfplay.FinishedGame(

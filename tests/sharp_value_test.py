@@ -1,13 +1,16 @@
 """experiments/sharp_value.py: the arms' curves and summary from their metrics, against the targets."""
 
+import functools
 import json
 import math
 
+import jax
 import numpy as np
 import pytest
 
 from experiments import common, sharp_value
-from saijax.learn import selfplay
+from saijax.core import features, go
+from saijax.learn import replay, selfplay
 
 
 def _workdir(tmp_path, name, generations, *, beta, data_beta, alpha=9.0, first="D4", start=0):
@@ -129,8 +132,100 @@ def test_end_of_round_checks_join_gtp_and_the_games_played_at_each_komi(tmp_path
     (out / "spread" / "b_k8.5").mkdir(parents=True)  # only one komi played: no Δ
     one = {"games": 64, "random_moves": 4, "visits": 64, "distinct_openings": 9, "black_rate_8.5": 0.5}
     common.write_csv(out / "spread" / "b_k8.5" / "summary.csv", [one])
+    (out / "gnugo" / "a").mkdir(parents=True)
+    common.write_csv(out / "gnugo" / "a" / "summary.csv", [
+        {"net": "a", "colour": "black", "komi": 8.5, "level": 10, "visits": 256, "games": 40, "wins": 39},
+        {"net": "a", "colour": "white", "komi": 9.5, "level": 10, "visits": 256, "games": 40, "wins": 36}])  # fmt: skip
     rows = {r["net"]: r for r in sharp_value.end_rows(str(out))}
     a = rows["a"]
+    gnugo = (a["gnugo_black_wins"], a["gnugo_black_games"], a["gnugo_white_wins"], a["gnugo_white_komi"])
+    assert gnugo == (39, 40, 36, 9.5)
+    assert "gnugo_black_wins" not in rows["b"]
     assert (a["gtp_black_8.5"], a["gtp_black_9.5"]) == (0.6, 0.3)
     assert a["delta"] == pytest.approx(0.5) and a["delta_beta"] == pytest.approx(4 * math.atanh(0.5))
     assert "delta" not in rows["b"] and rows["b"]["games_8.5"] == 64
+
+
+def _opening_rows(rules, lines, generation):
+    """Replay rows of complete games (and one branch), each a row at every move: (moves, komi, Black's
+    score) per game; what the replay file keeps of a game."""
+    step = jax.jit(functools.partial(go.step, rules))
+    states, meta = [], []
+    for gid, (moves, komi, black_score) in enumerate(lines):
+        for is_branch in (False, True) if gid == 0 else (False,):
+            state = go.init(rules, komi)
+            for ply in range(len(moves) + 1):
+                states.append(state)
+                meta.append((gid + 100 * is_branch, ply, komi, black_score, is_branch))
+                if ply < len(moves):
+                    state = step(state, moves[ply])
+    stacked = jax.tree_util.tree_map(lambda *x: np.stack(x), *states)
+    to_play = np.asarray(stacked.to_play).astype(np.int8)
+    komi = np.array([m[2] for m in meta], np.float32)
+    black = np.array([m[3] for m in meta], np.float32)
+    count, a = len(meta), rules.size * rules.size + 1
+    return replay.TrainingRows(
+        planes=np.asarray(features.pack_planes(features.sai_planes(rules, stacked))),
+        to_play=to_play,
+        policy=np.full((count, a), 1.0 / a, np.float32),
+        signed_komi=np.where(to_play == 1, -komi, komi).astype(np.float32),
+        z=np.where(to_play == 1, black, 1.0 - black).astype(np.float32),
+        margin=np.zeros(count, np.float32),
+        game_id=np.array([m[0] for m in meta], np.int32),
+        move_number=np.array([m[1] for m in meta], np.int32),
+        is_branch=np.array([m[4] for m in meta]),
+        generation=np.full(count, generation, np.int32),
+        valid=np.ones(count, bool),
+    )
+
+
+def test_games_grouped_by_their_opening_and_the_beta_within_them(tmp_path):
+    """opening_results reads each complete game's position after the opening from the replay files
+    (transpositions meet, branches stay out); within_beta fits one α per opening."""
+    rules = go.GoRules(7)
+    d4, d3, c3, e5 = (go.from_gtp(rules, v) for v in ("D4", "D3", "C3", "E5"))
+    work = tmp_path / "arm"
+    (work / "replay").mkdir(parents=True)
+    lines = {
+        0: [((d4, d3), 8.5, 1.0), ((d4, d3), 9.5, 0.0), ((d4, e5), 9.5, 1.0)],
+        1: [((d4, d3), 8.5, 1.0), ((d4, e5), 12.5, 0.5), ((d4, c3), 7.5, 1.0)],
+        2: [((d4, d3), 9.5, 1.0)],  # outside the last 2 generations
+    }
+    buffer = replay.ReplayBuffer(work / "replay", 7)
+    with open(work / "metrics.jsonl", "w") as f:
+        for g in (0, 1, 2, 3):  # generation 3 has metrics but no replay file: skipped
+            f.write(json.dumps({"generation": g, "alpha_empty": 9.0, "beta_empty": 0.3}) + "\n")
+    for g, games in lines.items():
+        buffer.write_generation(g, _opening_rows(rules, [games[i] for i in range(len(games))], g))
+    rows = sharp_value.opening_results("arm", str(work), last=3, plies=2, board_size=7)
+    assert {r["generations"] for r in rows} == {"1-2"}
+    cells = {(r["opening"], r["komi"]): (r["games"], r["black_score"]) for r in rows}
+    assert cells == {
+        ("B:D4 W:D3", 8.5): (1, 1.0), ("B:D4 W:D3", 9.5): (1, 1.0), ("B:D4 W:E5", 12.5): (1, 0.5),
+        ("B:D4 W:C3", 7.5): (1, 1.0),
+    }  # fmt: skip
+    rows = sharp_value.opening_results("arm", str(work), last=4, plies=2, board_size=7)
+    assert sum(r["games"] for r in rows) == 7  # the branch of game 0 is not counted
+    # A transposition meets its twin: the same four stones in another order are one opening.
+    both = [((d4, d3, c3, e5), 8.5, 1.0), ((c3, e5, d4, d3), 9.5, 0.0)]
+    buffer.write_generation(4, _opening_rows(rules, both, 4))
+    with open(work / "metrics.jsonl", "a") as f:
+        f.write(json.dumps({"generation": 4}) + "\n")
+    (row,) = [r for r in sharp_value.opening_results("arm", str(work), 1, 4, board_size=7) if r["komi"] == 8.5]
+    assert row["opening"] == "B:D4,C3 W:E5,D3"  # each colour's stones in board order, from the top row
+    assert len(sharp_value.opening_results("arm", str(work), 1, 4, board_size=7)) == 2
+    # The within fit over pooled (opening, komi) rows equals the fit over the games one by one.
+    rng = np.random.default_rng(0)
+    games = [(o, k, float(rng.random() < 1 / (1 + np.exp(-(a - k)))))
+             for o, a in (("x", 7.0), ("y", 11.0)) for k in rng.choice(np.arange(4.5, 15.0, 1.0), 300)]  # fmt: skip
+    pooled = {}
+    for o, k, y in games:
+        cell = pooled.setdefault((o, k), [0, 0.0])
+        cell[0] += 1
+        cell[1] += y
+    table = [{"plies": 4, "opening": o, "komi": k, "games": n, "black_score": y} for (o, k), (n, y) in pooled.items()]
+    fit = sharp_value.within_fit(table)
+    beta, se, n, used = selfplay.komi_curve_fit_within(*map(np.array, zip(*[(k, y, o) for o, k, y in games])))
+    assert fit["within_beta"] == pytest.approx(beta) and fit["within_beta_se"] == pytest.approx(se)
+    assert (fit["within_games"], fit["within_openings"], fit["within_plies"]) == (600, 2, 4)
+    assert math.isnan(sharp_value.within_fit([])["within_beta"])

@@ -6,7 +6,7 @@
 
 ``experiments/sharp_value.py`` over the shipped round (``shipped``:
 ``results/sharp_value/main/``): each arm a run of ``python -m saijax.train``
-fine-tuned from the zoo's go7-S1 with one set of self-play switches (the
+fine-tuned from a zoo net (go7-S1; go7-gpu-G46 for sai_g46) with one set of switches (the
 commands in experiments/README.md, "SAI's sharp value on 7×7"), summarised
 over its last 10 generations. Re-reading needs the arms' workdirs
 (``runs/sharp/<arm>``), which the repository does not ship; their curves
@@ -20,7 +20,12 @@ ARMS = dict(
     sai="runs/sharp/sai",
     sai_fixed30="runs/sharp/sai_fixed30",
     sai_komi_t25="runs/sharp/sai_komi_t25",
-    sai_v256="runs/sharp/sai_v256",
+    sai_v256="runs/sharp/sai_v256@26",  # round 2 as shipped (its generation 27 ran in round 3, beside spr32's)
+    sai_v256_spr32="runs/sharp/sai_v256_spr32",  # sai_v256 to generation 26, then 32 samples per new row
+    sai_v256_spr32_s1="runs/sharp/sai_v256_spr32_s1",  # the same from the same start, seed 1
+    # sai_v256_spr32 to generation 49, then a komi temperature of 0.25 (configs/go7_sharp.py): a short probe
+    sai_v256_spr32_t25="runs/sharp/sai_v256_spr32_t25",
+    sai_g46="runs/sharp/sai_g46",  # go7-gpu-G46 (4×64) with sai_v256's self-play, 64 games a generation (4 generations)
 )
 
 

@@ -73,6 +73,7 @@ from saijax.learn.selfplay_stats import (  # noqa: F401  (re-exported: the gener
     SHARP_BETA,
     generation_stats,
     komi_curve_fit,
+    komi_curve_fit_within,
     komi_curve_stats,
     late_score_stats,
     opening_stats,
@@ -92,6 +93,7 @@ __all__ = [
     "FinishedGame",
     "generation_stats",
     "komi_curve_fit",
+    "komi_curve_fit_within",
     "komi_curve_stats",
     "opening_stats",
 ]

@@ -22,9 +22,11 @@ __all__ = [
     "SHARP_BETA",
     "KOMI_FIT_RIDGE",
     "LOCAL_KOMI_WINDOW",
+    "WITHIN_MIN_GAMES",
     "late_score_stats",
     "pass_stats",
     "komi_curve_fit",
+    "komi_curve_fit_within",
     "komi_curve_stats",
     "opening_stats",
     "generation_stats",
@@ -116,20 +118,29 @@ def komi_curve_fit(komi, black_score, *, ridge: float = KOMI_FIT_RIDGE) -> tuple
         return nan, nan, nan
     mean = float(k.mean())
     x = k - mean
-    theta = np.zeros(2)  # (c, b): P = σ(c − b·x)
+    # (c, b): P = σ(c − b·x), the ridge on b only.
+    theta, cov = _logistic_newton(np.stack([np.ones_like(x), -x], axis=1), y, np.array([0.0, ridge]))
+    c, beta = float(theta[0]), float(theta[1])
+    se = float(np.sqrt(max(cov[1, 1], 0.0)))
+    alpha = mean + c / beta if beta != 0 else nan
+    return alpha, beta, se
+
+
+def _logistic_newton(design: np.ndarray, y: np.ndarray, ridge: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Maximum likelihood of scores ``y`` (1, ½, 0) under σ(design · θ) with the penalty
+    Σ ridge·θ²/2, by Newton's method with a backtracking line search: (θ, the inverse Hessian)."""
+    theta = np.zeros(design.shape[1])
 
     def objective(t):
-        z = t[0] - t[1] * x
-        # −log-likelihood of y under σ(z), plus the ridge on b.
-        return float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * ridge * t[1] ** 2)
+        z = design @ t
+        # −log-likelihood of y under σ(z), plus the ridge.
+        return float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * np.sum(ridge * t * t))
 
-    hessian = np.eye(2)
+    hessian = np.eye(theta.size)
     for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-(theta[0] - theta[1] * x)))
-        grad_z = p - y  # d(−ll)/dz
-        grad = np.array([grad_z.sum(), -(grad_z * x).sum() + ridge * theta[1]])
-        w = p * (1.0 - p)
-        hessian = np.array([[w.sum(), -(w * x).sum()], [-(w * x).sum(), (w * x * x).sum() + ridge]])
+        p = 1.0 / (1.0 + np.exp(-(design @ theta)))
+        grad = design.T @ (p - y) + ridge * theta  # d(−ll)/dθ
+        hessian = (design * (p * (1.0 - p))[:, None]).T @ design + np.diag(ridge)
         step = np.linalg.solve(hessian, grad)
         f0, t = objective(theta), 1.0
         while objective(theta - t * step) > f0 + 1e-12 and t > 1e-8:
@@ -137,10 +148,44 @@ def komi_curve_fit(komi, black_score, *, ridge: float = KOMI_FIT_RIDGE) -> tuple
         theta = theta - t * step
         if np.max(np.abs(t * step)) < 1e-9:
             break
-    c, beta = float(theta[0]), float(theta[1])
-    se = float(np.sqrt(max(np.linalg.inv(hessian)[1, 1], 0.0)))
-    alpha = mean + c / beta if beta != 0 else nan
-    return alpha, beta, se
+    return theta, np.linalg.inv(hessian)
+
+
+WITHIN_MIN_GAMES = 10  # an opening's games below this many leave the within-openings fit
+
+
+def komi_curve_fit_within(
+    komi, black_score, groups, *, ridge: float = KOMI_FIT_RIDGE, min_games: int = WITHIN_MIN_GAMES
+) -> tuple[float, float, int, int]:
+    """The komi curve's β within groups of games (e.g. the position after
+    self-play's random opening): (β, its standard error, games, groups used).
+
+    P(Black wins at komi k) = σ(β(α_g − k)) with one α per group and one β
+    for all, by maximum likelihood: how sharply the results turn with the
+    komi once the opening is fixed. Beside :func:`komi_curve_fit` over the
+    same games it says whether the spread of the openings (each its own
+    fair komi: the within β is the steeper) or the play after them (the two
+    alike) flattens the data's curve. Groups with fewer than ``min_games``
+    games or a single komi are left out; the ridge (on β and on each
+    group's intercept) keeps a group that its favourite always wins finite.
+    NaN when fewer than 10 games or no komi spread remain.
+    """
+    k = np.asarray(komi, np.float64).reshape(-1)
+    y = np.asarray(black_score, np.float64).reshape(-1)
+    labels = np.asarray(groups).reshape(-1)
+    if not (k.size == y.size == labels.size):
+        raise ValueError(f"komi, black_score and groups differ in length: {k.size}, {y.size}, {labels.size}")
+    names, index = np.unique(labels, return_inverse=True)
+    keep = [g for g in range(names.size) if (index == g).sum() >= min_games and np.unique(k[index == g]).size > 1]
+    mask = np.isin(index, keep)
+    nan = float("nan")
+    if mask.sum() < 10 or not keep:
+        return nan, nan, int(mask.sum()), len(keep)
+    k, y, index = k[mask], y[mask], np.searchsorted(keep, index[mask])
+    x = k - float(k.mean())
+    design = np.concatenate([np.eye(len(keep))[index], -x[:, None]], axis=1)  # (c_g, b): σ(c_g − b·x)
+    theta, cov = _logistic_newton(design, y, np.full(len(keep) + 1, ridge))
+    return float(theta[-1]), float(np.sqrt(max(cov[-1, -1], 0.0))), int(k.size), len(keep)
 
 
 LOCAL_KOMI_WINDOW = 1.5  # points either side of the net's α_∅: the local fit's komi

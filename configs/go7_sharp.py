@@ -1,0 +1,46 @@
+"""python -m saijax.train --config=configs/go7_sharp.py --workdir=runs/go7_sharp
+
+The sharp-value recipe so far (issue 43; experiments/README.md, "SAI's
+sharp value on 7×7", rounds 1–3): `go7_sai.py` (SAI's opening, fine-tuned
+from the zoo's go7-S1) with the two levers that moved β_∅. It is what
+round 3's arms ran (`sai_v256_spr32`, `sai_v256_spr32_s1`, which continued
+round 2's run from its generation 26), and what a GPU leg should start
+from; it does not yet reach SAI's β_∅ > 2.
+
+* **Every move a full 256-simulation search** (SAI: 250 visits; go7.py:
+  64, three moves in four at 8 under playout caps). The only lever that
+  sharpened self-play's own komi curve: the data's β 0.28–0.32 → 0.41
+  (round 2). 128 games a generation keep a generation at about 1.15 M
+  evaluations, 4–6 minutes on 2 cores.
+* **32 samples per new row** (SAI: about 36; go7.py: 4). Round 2's net
+  lagged its data (β_∅ 0.28 against the data's 0.41); at 32, in two seeds,
+  β_∅ rose from 0.30 to 0.42 within 7 generations and then followed its
+  data (0.44 and 0.41 over the last 10 generations, against the data's
+  0.43 and 0.47), with α_∅ at 9.01 ± 0.33 and 9.04 ± 0.63, the fair komi.
+
+What did not move β_∅ (round 1): the fixed-komi share, a komi
+temperature of 0.25, SAI's opening on its own. What limits it now: the
+data's curve is as flat within each opening as pooled (experiments/
+sharp_value.py's within-openings fit), so the flatness is in the play
+after the opening, the net's own errors; the next levers are the net's
+size and deeper searches, a GPU's job. On a GPU, start from the bigger
+net with ``--config.init_checkpoint=zoo:go7-gpu-G46
+--config.network.blocks=4 --config.network.filters=64`` and raise
+`selfplay.batch_size` and `games_per_generation` together (configs/
+go7_gpu.py's 4096).
+"""
+
+import os
+
+from saijax.learn import config as config_lib
+
+
+def get_config():
+    """go7_sai.py with full 256-simulation searches and 32 samples per new row."""
+    config = config_lib.load_config(os.path.join(os.path.dirname(__file__), "go7_sai.py"))
+    config.schedules.visits = ((0, 256),)
+    config.selfplay.fast_simulations = 0  # no playout caps: every search full
+    config.selfplay.full_search_prob = 1.0
+    config.selfplay.games_per_generation = 128
+    config.training.samples_per_new_row = 32.0
+    return config
