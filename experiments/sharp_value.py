@@ -49,7 +49,7 @@ import numpy as np
 
 from experiments import ablation, common
 from experiments.common import setting
-from saijax.core import go
+from saijax.core import features, go
 from saijax.learn import replay, selfplay
 
 FAIR_KOMI = 9.0  # 7×7 under area scoring (Davies; the 7×7 paper)
@@ -141,9 +141,9 @@ def opening_results(
     for g in gens:
         rows = buffer.read_generation(g)
         at = np.flatnonzero(~np.asarray(rows.is_branch) & (np.asarray(rows.move_number) == plies))
-        packed = np.asarray(rows.planes)[at, :, :, 0]  # byte 0: planes 0..7, plane i at bit 7 − i
-        own = ((packed >> 7) & 1).reshape(len(at), -1)  # plane 0: the mover's stones now
-        opp = ((packed >> 3) & 1).reshape(len(at), -1)  # plane 4: the opponent's
+        planes = np.asarray(features.unpack_planes(np.asarray(rows.planes)[at]))
+        own = planes[..., 0].reshape(len(at), -1)  # go.features' plane 0: the mover's stones now
+        opp = planes[..., 4].reshape(len(at), -1)  # plane 4: the opponent's
         for j, i in enumerate(at):
             black = int(rows.to_play[i]) == 1  # to_play: +1 Black, -1 White
             komi = -float(rows.signed_komi[i]) if black else float(rows.signed_komi[i])
