@@ -740,9 +740,24 @@ def _sharp_value_arms(results: str) -> str:
         ("β within openings", lambda r: r.get("within_beta", "") not in ("", "nan") and
          f"{_num(r['within_beta'], '.2f')} ± {_num(r['within_beta_se'], '.2f')} ({r['within_openings']} "
          f"openings after {r['within_plies']} moves, {r['within_games']} games)" or "–"),
+        ("β within opening and generation", lambda r: r.get("within_generation_beta", "") not in ("", "nan") and
+         f"{_num(r['within_generation_beta'], '.2f')} ± {_num(r['within_generation_beta_se'], '.2f')} "
+         f"({r['within_generation_groups']} groups, {r['within_generation_games']} games)" or "–"),
         ("D4's share", _percent("centre_share", 0)),
         ("resigned rows", _percent("resigned_row_share", 0)), ("komi sd", "komi_sd", ".1f"),
         ("score error", "score_error", ".1f")))  # fmt: skip
+
+
+@table("sharp_value_levers")
+def _sharp_value_levers(results: str) -> str:
+    """Round 4's family: each lever arm's data's β per generation against its parent's (Welch, Holm, BH)."""
+    return _summary(results, ("sharp_value/main", "lever_tests.csv"), (
+        ("arm", "arm", ""), ("its generations", "arm_generations", ""),
+        ("data's β: arm", _pm("arm_mean", "arm_sd", ".2f")), ("parent (generations)",
+         lambda r: f"{r['parent']} ({r['parent_generations']})"),
+        ("parent's data β", _pm("parent_mean", "parent_sd", ".2f")), ("difference", "difference", "+.2f"),
+        ("detectable at 80%", "detectable", ".2f"), ("Welch p", "p", ".3f"), ("Holm", "holm_p", ".3f"),
+        ("BH", "bh_p", ".3f"), ("verdict", "verdict", "")))  # fmt: skip
 
 
 @table("sharp_value_end")

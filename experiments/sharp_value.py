@@ -33,9 +33,15 @@ figure's last panel). ``opening_results.csv`` groups the same games by the posit
 after their first ``opening_plies`` moves (read from the run's replay files), and
 ``arms.csv``'s ``within_beta`` is the komi curve's β with one α per opening: when
 it is as flat as the pooled β, the opening's randomness is not what flattens the
-data, the play after it is. Curves of arms not given again are kept (an arm added in one
-session stays beside the next session's). One run an arm is a measurement,
-not a test. ``plot_only`` redraws the figure from the tables.
+data, the play after it is; ``within_generation_beta`` has one α per opening and
+generation (one net from one position): when it is flat too, the changes of the
+net from one generation to the next are not the cause either. Curves of arms
+not given again are kept (an arm added in one session stays beside the next
+session's). One run an arm is a measurement; ``lever_tests`` declares one
+family of two-sample tests (``lever_tests.csv``): each lever arm's data's β,
+generation by generation, against its parent's last generations before the
+lever (Welch, Holm and BH over the family). ``plot_only`` redraws the figure
+and the tests from the tables.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ import numpy as np
 
 from experiments import ablation, common
 from experiments.common import setting
+from saijax.analysis import stats
 from saijax.core import features, go
 from saijax.learn import replay, selfplay
 
@@ -127,17 +134,17 @@ def opening_results(
 ) -> list[dict]:
     """The arm's complete games over its last ``last`` generations (up to ``upto``), grouped by the
     position after their first ``plies`` moves (self-play's random opening: ``plies`` =
-    ``selfplay.random_moves``), one row per (opening, komi): games and Black's score. Read from
-    the run's replay files, whose row at move ``plies`` of each complete game gives its position,
-    komi and result; generations without a replay file are skipped, and no rows come back when
-    none has one. The within-openings fit (:func:`within_fit`) reads them."""
+    ``selfplay.random_moves``), one row per (opening, komi, generation): games and Black's score.
+    Read from the run's replay files, whose row at move ``plies`` of each complete game gives its
+    position, komi and result; generations without a replay file are skipped, and no rows come
+    back when none has one. The within-openings fits (:func:`within_fit`) read them."""
     metrics = common.read_metrics(workdir)
     gens = sorted(g for g in metrics if upto is None or g <= upto)[-last:]
     buffer = replay.ReplayBuffer(os.path.join(workdir, "replay"), board_size)
     stored = set(buffer.available_generations())
     gens = [g for g in gens if g in stored]
     rules = go.GoRules(board_size)
-    cells: dict[tuple[str, float], list[float]] = {}
+    cells: dict[tuple[str, float, int], list[float]] = {}
     for g in gens:
         rows = buffer.read_generation(g)
         at = np.flatnonzero(~np.asarray(rows.is_branch) & (np.asarray(rows.move_number) == plies))
@@ -148,34 +155,47 @@ def opening_results(
             black = int(rows.to_play[i]) == 1  # to_play: +1 Black, -1 White
             komi = -float(rows.signed_komi[i]) if black else float(rows.signed_komi[i])
             score = float(rows.z[i]) if black else 1.0 - float(rows.z[i])
-            cell = cells.setdefault((_opening_label(rules, own[j], opp[j], black), komi), [0, 0.0])
+            cell = cells.setdefault((_opening_label(rules, own[j], opp[j], black), komi, int(g)), [0, 0.0])
             cell[0] += 1
             cell[1] += score
     if not cells:
         return []
     span = f"{gens[0]}-{gens[-1]}"
     return [
-        {"arm": name, "generations": span, "plies": plies, "opening": opening, "komi": komi, "games": int(n),
-         "black_score": score}
-        for (opening, komi), (n, score) in sorted(cells.items())
+        {"arm": name, "generations": span, "plies": plies, "opening": opening, "komi": komi, "generation": g,
+         "games": int(n), "black_score": score}
+        for (opening, komi, g), (n, score) in sorted(cells.items())
     ]  # fmt: skip
 
 
 def within_fit(openings: list[dict]) -> dict:
     """:func:`saijax.learn.selfplay.komi_curve_fit_within` over an arm's :func:`opening_results` rows
-    (each (opening, komi)'s games enter with their mean score, the same likelihood as one by one):
-    ``within_beta`` and its standard error, and the ``within_games`` and ``within_openings`` it used
-    (openings with at least :data:`~saijax.learn.selfplay_stats.WITHIN_MIN_GAMES` games)."""
+    (each cell's games enter with their mean score, the same likelihood as one by one), twice:
+    one α per opening (``within_beta``, its standard error, and the ``within_games`` and
+    ``within_openings`` it used) and one α per opening and generation (``within_generation_*``:
+    one net from one position, so neither the openings' nor the nets' different fair komis can
+    flatten it; NaN for rows without a ``generation``). Groups need at least
+    :data:`~saijax.learn.selfplay_stats.WITHIN_MIN_GAMES` games."""
+    nan = math.nan
     n = [int(r["games"]) for r in openings]
     komi = np.repeat([float(r["komi"]) for r in openings], n)
     score = np.repeat([float(r["black_score"]) / int(r["games"]) for r in openings], n)
     groups = np.repeat([r["opening"] for r in openings], n)
     if not komi.size:
-        return {"within_plies": "", "within_beta": math.nan, "within_beta_se": math.nan, "within_games": 0,
-                "within_openings": 0}  # fmt: skip
+        return {"within_plies": "", "within_beta": nan, "within_beta_se": nan, "within_games": 0,
+                "within_openings": 0, "within_generation_beta": nan, "within_generation_beta_se": nan,
+                "within_generation_games": 0, "within_generation_groups": 0}  # fmt: skip
     beta, se, games, used = selfplay.komi_curve_fit_within(komi, score, groups)
-    return {"within_plies": int(openings[0]["plies"]), "within_beta": beta, "within_beta_se": se,
-            "within_games": games, "within_openings": used}  # fmt: skip
+    row = {"within_plies": int(openings[0]["plies"]), "within_beta": beta, "within_beta_se": se,
+           "within_games": games, "within_openings": used}  # fmt: skip
+    if all(str(r.get("generation", "")) != "" for r in openings):
+        cells = np.repeat([f"{r['opening']}@{int(float(r['generation']))}" for r in openings], n)
+        beta, se, games, used = selfplay.komi_curve_fit_within(komi, score, cells)
+    else:
+        beta, se, games, used = nan, nan, 0, 0
+    row.update(within_generation_beta=beta, within_generation_beta_se=se, within_generation_games=games,
+               within_generation_groups=used)  # fmt: skip
+    return row
 
 
 def _values(rows: list[dict], key: str) -> list[float]:
@@ -267,6 +287,65 @@ def arm_row(
     }
 
 
+def parse_lever_test(spec: str) -> tuple[str, int, str, int, int]:
+    """``"ARM@FROM=PARENT@FIRST-LAST"`` as (arm, from, parent, first, last): the lever arm's generations
+    from ``FROM`` on against its parent's generations ``FIRST``–``LAST``."""
+    arm_part, eq, parent_part = spec.partition("=")
+    arm, _, start = arm_part.partition("@")
+    parent, _, span = parent_part.partition("@")
+    first, _, last = span.partition("-")
+    if not (eq and arm and parent and start.isdigit() and first.isdigit() and last.isdigit()):
+        raise ValueError(f"lever_tests: give each as ARM@FROM=PARENT@FIRST-LAST, got {spec!r}")
+    if int(first) > int(last):
+        raise ValueError(f"lever_tests: {spec!r}: the parent's generations {first}-{last} run backwards")
+    return arm, int(start), parent, int(first), int(last)
+
+
+POWER_Z = 1.959964 + 0.841621  # two-sided 5% and 80% power: the detectable difference is this many SEs
+
+
+def lever_tests(curves: list[dict], specs: tuple[str, ...], key: str = "data_beta") -> list[dict]:
+    """Each lever arm's per-generation ``key`` (the data's β: what the value is trained toward) over
+    its own generations against its parent's plateau, by Welch's two-sample t-test (two-sided;
+    each generation's fit one observation), with Holm's and Benjamini–Hochberg's adjustment over
+    the ``specs`` as one family. ``detectable`` is the difference the two samples could tell at 80%
+    power (normal approximation); ``verdict`` is "higher" or "lower" where Holm's p < 0.05, else
+    "inconclusive". Arms or parents missing from ``curves`` are skipped."""
+    by_arm: dict[str, dict[int, dict]] = {}
+    for r in curves:
+        by_arm.setdefault(r["arm"], {})[int(r["generation"])] = r
+    rows = []
+    for spec in specs:
+        arm, start, parent, first, last = parse_lever_test(spec)
+        if arm not in by_arm or parent not in by_arm:
+            continue
+        own = [r for g, r in sorted(by_arm[arm].items()) if g >= start]
+        base = [r for g, r in sorted(by_arm[parent].items()) if first <= g <= last]
+        x, y = _values(own, key), _values(base, key)
+        t, p = stats.welch_t_test(x, y)
+        se = (
+            math.sqrt(statistics.variance(x) / len(x) + statistics.variance(y) / len(y))
+            if min(len(x), len(y)) > 1
+            else math.nan
+        )
+        rows.append({
+            "arm": arm, "arm_generations": f"{own[0]['generation']}-{own[-1]['generation']}" if own else "",
+            "arm_n": len(x), "arm_mean": statistics.fmean(x) if x else math.nan,
+            "arm_sd": statistics.stdev(x) if len(x) > 1 else math.nan,
+            "parent": parent, "parent_generations": f"{first}-{last}", "parent_n": len(y),
+            "parent_mean": statistics.fmean(y) if y else math.nan,
+            "parent_sd": statistics.stdev(y) if len(y) > 1 else math.nan,
+            "quantity": key, "difference": (statistics.fmean(x) - statistics.fmean(y)) if x and y else math.nan,
+            "detectable": POWER_Z * se, "test": "Welch two-sample t, two-sided", "t": t, "p": p,
+        })  # fmt: skip
+    for row, holm, bh in zip(rows, stats.holm_correction([r["p"] for r in rows]),
+                             stats.benjamini_hochberg([r["p"] for r in rows])):  # fmt: skip
+        row |= {"holm_p": holm, "bh_p": bh}
+        significant = math.isfinite(holm) and holm < 0.05
+        row["verdict"] = ("higher" if row["difference"] > 0 else "lower") if significant else "inconclusive"
+    return rows
+
+
 def arm_rows(
     curves: list[dict], last: int, board_size: int = 7, komis: list[dict] = (), openings: list[dict] = ()
 ) -> list[dict]:
@@ -291,11 +370,13 @@ def plot(curves: list[dict], path: str, komis: list[dict] = ()) -> str:
     within 1.5 points of α_∅), α_∅ and the data's α, and the
     centre's share of first moves against generations, one colour per arm; returns the PNG's path."""
     plt = common.pyplot()
-    fig, axes = plt.subplots(1, 4, figsize=(18, 4))
-    for i, name in enumerate(dict.fromkeys(r["arm"] for r in curves)):
+    fig, axes = plt.subplots(1, 4, figsize=(21, 4.5))
+    names = list(dict.fromkeys(r["arm"] for r in curves))
+    palette = plt.get_cmap("tab20").colors if len(names) > 10 else [f"C{i}" for i in range(10)]
+    for i, name in enumerate(names):
         curve = [r for r in curves if r["arm"] == name]
         x = [int(r["generation"]) for r in curve]
-        colour = f"C{i % 10}"
+        colour = palette[i % len(palette)]
 
         def y(key):
             return [float(r[key]) if r.get(key, "") not in ("", None) else math.nan for r in curve]
@@ -326,19 +407,22 @@ def plot(curves: list[dict], path: str, komis: list[dict] = ()) -> str:
     axes[3].set_ylim(-0.02, 1.02)
     axes[3].set_xlabel("komi")
     axes[3].set_ylabel("Black's score in complete games")
-    axes[3].legend(fontsize=6)
+    axes[0].set_title("solid: net; dashed: data; dotted: data near α_∅", fontsize=8)
+    axes[1].set_title("solid: net; dashed: data", fontsize=8)
+    axes[3].set_title("dots: games pooled by komi (last generations); line: the net", fontsize=8)
     for ax in axes[:3]:
         ax.set_xlabel("generation")
-    axes[0].legend(fontsize=6)
-    axes[2].legend(fontsize=6)
-    fig.tight_layout()
+    # One key for all four panels: an arm's colour (per-panel keys would hide the curves).
+    handles, labels = axes[2].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center right", fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0, 0.86, 1))
     return common.save_figure(fig, path)
 
 
 def markdown(arms: list[dict]) -> str:
     """The arms' table as the README prints it."""
     header = ["arm", "generations", "evals (M)", "α_∅", "β_∅ (first → peak@gen → last 10)", "data β",
-              "data/net", "pooled β: all / near 9 / within openings", "D4 share", "resigned rows",
+              "data/net", "pooled β: all / near 9 / within openings / and generations", "D4 share", "resigned rows",
               "score err"]  # fmt: skip
 
     def f(value, spec=".2f"):  # a number, or "–" where the CSV cell is empty or NaN
@@ -354,7 +438,8 @@ def markdown(arms: list[dict]) -> str:
             f" → {f(r['beta_empty'])}",
             f(r["data_beta"]),
             f(r["data_over_learned_beta"]),
-            f"{f(r['pooled_beta'])} / {f(r['pooled_beta_near_fair'])} / {f(r.get('within_beta', ''))}",
+            f"{f(r['pooled_beta'])} / {f(r['pooled_beta_near_fair'])} / {f(r.get('within_beta', ''))}"
+            f" / {f(r.get('within_generation_beta', ''))}",
             f(r["centre_share"]),
             f(r["resigned_row_share"]),
             f(r["score_error"], ".1f"),
@@ -377,6 +462,11 @@ class Settings(common.Settings):
         "the within-openings fit groups complete games by their position after this many moves "
         "(configs/go7_sai.py's random_moves)",
     )
+    lever_tests: tuple[str, ...] = setting(
+        (),
+        "ARM@FROM=PARENT@FIRST-LAST: one family of Welch tests of the data's β per generation, each "
+        "lever arm's own generations against its parent's (lever_tests.csv)",
+    )
     plot_only: bool = setting(False, "redraw sharp_value.png from outdir's curves.csv")
 
     def check(self) -> None:
@@ -385,6 +475,11 @@ class Settings(common.Settings):
             raise self.error("last", "needs an int >= 1")
         if self.opening_plies < 0:
             raise self.error("opening_plies", "needs an int >= 0")
+        for spec in self.lever_tests:
+            try:
+                parse_lever_test(spec)
+            except ValueError as e:
+                raise self.error("lever_tests", str(e)) from None
 
 
 def run(settings: Settings) -> None:
@@ -413,6 +508,7 @@ def run(settings: Settings) -> None:
     common.write_csv(os.path.join(settings.outdir, "arms.csv"), arms, digits=4)
     plot(curves, os.path.join(settings.outdir, "sharp_value.png"), komis)
     write_end(settings.outdir)
+    write_lever_tests(settings, curves)
     print(markdown(arms))
 
 
@@ -478,8 +574,17 @@ def write_end(outdir: str) -> None:
         common.write_csv(os.path.join(outdir, "end.csv"), rows, digits=4)
 
 
+def write_lever_tests(settings: Settings, curves: list[dict]) -> None:
+    """``lever_tests.csv`` (:func:`lever_tests`) when the settings declare a family."""
+    if settings.lever_tests:
+        common.write_csv(
+            os.path.join(settings.outdir, "lever_tests.csv"), lever_tests(curves, settings.lever_tests), digits=4
+        )
+
+
 def replot(settings: Settings) -> None:
     write_end(settings.outdir)
+    write_lever_tests(settings, common.read_csv(os.path.join(settings.outdir, "curves.csv")))
     komis_path = os.path.join(settings.outdir, "komi_results.csv")
     komis = common.read_csv(komis_path) if os.path.exists(komis_path) else []
     plot(

@@ -109,6 +109,37 @@ def test_bad_arms_are_named(tmp_path):
         sharp_value.Settings(last=0)
 
 
+def test_lever_tests_compare_each_arm_with_its_parents_plateau():
+    """Welch's test of the data's β per generation, the arm's own generations against the parent's
+    declared ones, Holm and BH over the family; scipy gives the same p."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(1)
+    parent = [{"arm": "p", "generation": g, "data_beta": 0.4 + 0.1 * rng.standard_normal()} for g in range(20)]
+    # Copied history (generations 0-9 equal the parent's), then the lever: sharp, flat, and a short arm.
+    sharp = parent[:10] + [{"arm": "s", "generation": g, "data_beta": 1.0 + 0.1 * rng.standard_normal()}
+                           for g in range(10, 20)]  # fmt: skip
+    sharp = [dict(r, arm="s") for r in sharp]
+    flat = [{"arm": "f", "generation": g, "data_beta": 0.4 + 0.1 * rng.standard_normal()} for g in range(10, 20)]
+    short = [{"arm": "one", "generation": 10, "data_beta": 0.9}]
+    specs = ("s@10=p@0-9", "f@10=p@0-9", "one@10=p@0-9", "missing@3=p@0-9")
+    rows = sharp_value.lever_tests(parent + sharp + flat + short, specs)
+    assert [r["arm"] for r in rows] == ["s", "f", "one"]  # an arm not in the curves is skipped
+    s_row, f_row, one_row = rows
+    x = [r["data_beta"] for r in sharp[10:]]
+    y = [r["data_beta"] for r in parent[:10]]
+    assert s_row["p"] == pytest.approx(scipy_stats.ttest_ind(x, y, equal_var=False).pvalue)
+    assert (s_row["arm_n"], s_row["parent_n"], s_row["arm_generations"]) == (10, 10, "10-19")
+    assert s_row["difference"] == pytest.approx(np.mean(x) - np.mean(y))
+    assert s_row["verdict"] == "higher" and f_row["verdict"] == "inconclusive"
+    assert s_row["holm_p"] == pytest.approx(min(1.0, 2 * s_row["p"]))  # the smaller of 2 finite p-values
+    assert math.isnan(one_row["p"]) and one_row["verdict"] == "inconclusive"  # one generation: no test
+    assert 0 < f_row["detectable"] < 0.3
+    with pytest.raises(ValueError, match="ARM@FROM=PARENT@FIRST-LAST"):
+        sharp_value.parse_lever_test("s=p@0-9")
+    with pytest.raises(ValueError, match="lever_tests"):
+        sharp_value.Settings(lever_tests=("s@10=p@9-0",))
+
+
 def test_a_missing_diagnostic_is_nan_not_an_error(tmp_path):
     """Runs from before the diagnostics (no data_beta) still tabulate."""
     old = tmp_path / "old"
@@ -199,10 +230,10 @@ def test_games_grouped_by_their_opening_and_the_beta_within_them(tmp_path):
         buffer.write_generation(g, _opening_rows(rules, [games[i] for i in range(len(games))], g))
     rows = sharp_value.opening_results("arm", str(work), last=3, plies=2, board_size=7)
     assert {r["generations"] for r in rows} == {"1-2"}
-    cells = {(r["opening"], r["komi"]): (r["games"], r["black_score"]) for r in rows}
+    cells = {(r["opening"], r["komi"], r["generation"]): (r["games"], r["black_score"]) for r in rows}
     assert cells == {
-        ("B:D4 W:D3", 8.5): (1, 1.0), ("B:D4 W:D3", 9.5): (1, 1.0), ("B:D4 W:E5", 12.5): (1, 0.5),
-        ("B:D4 W:C3", 7.5): (1, 1.0),
+        ("B:D4 W:D3", 8.5, 1): (1, 1.0), ("B:D4 W:D3", 9.5, 2): (1, 1.0), ("B:D4 W:E5", 12.5, 1): (1, 0.5),
+        ("B:D4 W:C3", 7.5, 1): (1, 1.0),
     }  # fmt: skip
     rows = sharp_value.opening_results("arm", str(work), last=4, plies=2, board_size=7)
     assert sum(r["games"] for r in rows) == 7  # the branch of game 0 is not counted
@@ -214,6 +245,10 @@ def test_games_grouped_by_their_opening_and_the_beta_within_them(tmp_path):
     (row,) = [r for r in sharp_value.opening_results("arm", str(work), 1, 4, board_size=7) if r["komi"] == 8.5]
     assert row["opening"] == "B:D4,C3 W:E5,D3"  # each colour's stones in board order, from the top row
     assert len(sharp_value.opening_results("arm", str(work), 1, 4, board_size=7)) == 2
+    # The same opening at the same komi in three generations (generation 4's first two moves too):
+    # a cell each.
+    rows = sharp_value.opening_results("arm", str(work), last=5, plies=2, board_size=7)
+    assert sorted(r["generation"] for r in rows if (r["opening"], r["komi"]) == ("B:D4 W:D3", 8.5)) == [0, 1, 4]
     # The within fit over pooled (opening, komi) rows equals the fit over the games one by one.
     rng = np.random.default_rng(0)
     games = [(o, k, float(rng.random() < 1 / (1 + np.exp(-(a - k)))))
@@ -229,3 +264,21 @@ def test_games_grouped_by_their_opening_and_the_beta_within_them(tmp_path):
     assert fit["within_beta"] == pytest.approx(beta) and fit["within_beta_se"] == pytest.approx(se)
     assert (fit["within_games"], fit["within_openings"], fit["within_plies"]) == (600, 2, 4)
     assert math.isnan(sharp_value.within_fit([])["within_beta"])
+    assert math.isnan(fit["within_generation_beta"])  # rows without a generation (an older table)
+    # Within (opening, generation): each generation's net moves its openings' fair komi by 6 points, so
+    # pooled over generations the curve is flatter than within them; the fit with one α per cell
+    # recovers the common β (2), the one with an α per opening does not.
+    games = [(o, g, k, float(rng.random() < 1 / (1 + np.exp(-2.0 * (a + 6.0 * (g % 2) - k)))))
+             for o, a in (("x", 7.0), ("y", 9.0)) for g in range(4)
+             for k in rng.choice(np.arange(4.5, 15.0, 0.5), 100)]  # fmt: skip
+    cells = {}
+    for o, g, k, y in games:
+        cell = cells.setdefault((o, g, k), [0, 0.0])
+        cell[0] += 1
+        cell[1] += y
+    table = [{"plies": 4, "opening": o, "generation": str(g), "komi": k, "games": n, "black_score": y}
+             for (o, g, k), (n, y) in cells.items()]  # fmt: skip
+    fit = sharp_value.within_fit(table)
+    assert (fit["within_generation_games"], fit["within_generation_groups"]) == (800, 8)
+    assert fit["within_generation_beta"] == pytest.approx(2.0, abs=0.4)
+    assert fit["within_beta"] < 0.8

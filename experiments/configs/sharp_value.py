@@ -10,8 +10,9 @@ fine-tuned from a zoo net (go7-S1; go7-gpu-G46 for sai_g46) with one set of swit
 commands in experiments/README.md, "SAI's sharp value on 7×7"), summarised
 over its last 10 generations. Re-reading needs the arms' workdirs
 (``runs/sharp/<arm>``), which the repository does not ship; their curves
-are in ``curves.csv``. One run an arm is a measurement, not a test: there
-are no paired tests and no families.
+are in ``curves.csv``. One run an arm is a measurement, not a test; round 4
+declares one family (``LEVER_TESTS``: ``lever_tests.csv``), the data's β of
+each lever arm against its parent's, generation by generation.
 """
 
 from experiments import run
@@ -23,16 +24,30 @@ ARMS = dict(
     sai_v256="runs/sharp/sai_v256@26",  # round 2 as shipped (its generation 27 ran in round 3, beside spr32's)
     sai_v256_spr32="runs/sharp/sai_v256_spr32",  # sai_v256 to generation 26, then 32 samples per new row
     sai_v256_spr32_s1="runs/sharp/sai_v256_spr32_s1",  # the same from the same start, seed 1
-    # sai_v256_spr32 to generation 49, then a komi temperature of 0.25 (configs/go7_sharp.py): a short probe
-    sai_v256_spr32_t25="runs/sharp/sai_v256_spr32_t25",
+    # round 4, each from the last generation of one of the two above (configs/go7_sharp.py) plus one lever:
+    sai_v256_spr32_t25="runs/sharp/sai_v256_spr32_t25",  # seed 0 from 49, a komi temperature of 0.25
+    sai_v256_spr32_s1_t25="runs/sharp/sai_v256_spr32_s1_t25",  # seed 1 from 40, the same (4 generations)
+    sai_v256_spr32_s1_lam50="runs/sharp/sai_v256_spr32_s1_lam50",  # seed 1 from 40, λ = 0.5 in self-play
+    sai_v256_spr32_v1024="runs/sharp/sai_v256_spr32_v1024",  # seed 0 from 49, 1024 visits, 64 games
     sai_g46="runs/sharp/sai_g46",  # go7-gpu-G46 (4×64) with sai_v256's self-play, 64 games a generation (4 generations)
+)
+
+
+# Round 4's family, declared after the komi-temperature arm's first 12 generations were seen and before
+# the λ and 1024-visit arms had played more than their first: each lever arm's data's β, generation by
+# generation over its own generations, against its parent's last 10 before the lever (Welch, Holm, BH).
+LEVER_TESTS = (
+    "sai_v256_spr32_t25@50=sai_v256_spr32@40-49",
+    "sai_v256_spr32_s1_t25@41=sai_v256_spr32_s1@31-40",
+    "sai_v256_spr32_s1_lam50@41=sai_v256_spr32_s1@31-40",
+    "sai_v256_spr32_v1024@50=sai_v256_spr32@40-49",
 )
 
 
 def get_config():
     c = run.claim_config("sharp_value")
     c.match = dict(board_size=7)
-    c.runs = dict(main=dict(arms=tuple(f"{k}={v}" for k, v in ARMS.items()), last=10))
+    c.runs = dict(main=dict(arms=tuple(f"{k}={v}" for k, v in ARMS.items()), last=10, lever_tests=LEVER_TESTS))
     c.rebuild = dict(plot_only=True)
     c.shipped = dict(main="experiments/results/sharp_value/main")
     c.figures = dict(main=["sharp_value.png"])
