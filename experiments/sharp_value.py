@@ -301,16 +301,14 @@ def parse_lever_test(spec: str) -> tuple[str, int, str, int, int]:
     return arm, int(start), parent, int(first), int(last)
 
 
-POWER_Z = 1.959964 + 0.841621  # two-sided 5% and 80% power: the detectable difference is this many SEs
-
-
 def lever_tests(curves: list[dict], specs: tuple[str, ...], key: str = "data_beta") -> list[dict]:
     """Each lever arm's per-generation ``key`` (the data's β: what the value is trained toward) over
     its own generations against its parent's plateau, by Welch's two-sample t-test (two-sided;
     each generation's fit one observation), with Holm's and Benjamini–Hochberg's adjustment over
     the ``specs`` as one family. ``detectable`` is the difference the two samples could tell at 80%
-    power (normal approximation); ``verdict`` is "higher" or "lower" where Holm's p < 0.05, else
-    "inconclusive". Arms or parents missing from ``curves`` are skipped."""
+    power (:func:`saijax.analysis.stats.detectable_mean_difference`); ``verdict`` is "higher" or
+    "lower" where Holm's p < 0.05, else "inconclusive". Arms or parents missing from ``curves`` are
+    skipped."""
     by_arm: dict[str, dict[int, dict]] = {}
     for r in curves:
         by_arm.setdefault(r["arm"], {})[int(r["generation"])] = r
@@ -322,21 +320,16 @@ def lever_tests(curves: list[dict], specs: tuple[str, ...], key: str = "data_bet
         own = [r for g, r in sorted(by_arm[arm].items()) if g >= start]
         base = [r for g, r in sorted(by_arm[parent].items()) if first <= g <= last]
         x, y = _values(own, key), _values(base, key)
+        mean_x, mean_y, sd_x, sd_y = _mean(own, key), _mean(base, key), _sd(own, key), _sd(base, key)
         t, p = stats.welch_t_test(x, y)
-        se = (
-            math.sqrt(statistics.variance(x) / len(x) + statistics.variance(y) / len(y))
-            if min(len(x), len(y)) > 1
-            else math.nan
-        )
         rows.append({
             "arm": arm, "arm_generations": f"{own[0]['generation']}-{own[-1]['generation']}" if own else "",
-            "arm_n": len(x), "arm_mean": statistics.fmean(x) if x else math.nan,
-            "arm_sd": statistics.stdev(x) if len(x) > 1 else math.nan,
+            "arm_n": len(x), "arm_mean": mean_x, "arm_sd": sd_x,
             "parent": parent, "parent_generations": f"{first}-{last}", "parent_n": len(y),
-            "parent_mean": statistics.fmean(y) if y else math.nan,
-            "parent_sd": statistics.stdev(y) if len(y) > 1 else math.nan,
-            "quantity": key, "difference": (statistics.fmean(x) - statistics.fmean(y)) if x and y else math.nan,
-            "detectable": POWER_Z * se, "test": "Welch two-sample t, two-sided", "t": t, "p": p,
+            "parent_mean": mean_y, "parent_sd": sd_y, "quantity": key, "difference": mean_x - mean_y,
+            "detectable": stats.detectable_mean_difference(sd_x, len(x), sd_y, len(y)) if min(len(x), len(y)) > 1
+            else math.nan,
+            "test": "Welch two-sample t, two-sided", "t": t, "p": p,
         })  # fmt: skip
     for row, holm, bh in zip(rows, stats.holm_correction([r["p"] for r in rows]),
                              stats.benjamini_hochberg([r["p"] for r in rows])):  # fmt: skip
