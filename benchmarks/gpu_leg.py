@@ -4,7 +4,7 @@ its unpacking here (docs/performance.md, "The GPU lane").
 On the GPU machine, from the repository root, with `.whl/` carried
 (`make gpu-wheels` fills it here):
 
-    python3 benchmarks/gpu_leg.py run go7_gpu --out $OUT      # or go9_gpu
+    python3 benchmarks/gpu_leg.py run go7_gpu --out $OUT      # or go9_gpu, go7_sharp_gpu
 
 1. installs `.whl/*.whl` into /tmp/site (the one-line install of "The GPU
    lane"), unless mctx is already importable or ``--wheels=''``;
@@ -70,7 +70,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import provenance  # noqa: E402  (benchmarks/provenance.py: imports no JAX)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUNS = ("go7_gpu", "go9_gpu")
+RUNS = ("go7_gpu", "go9_gpu", "go7_sharp_gpu")
 LEG_FORMS = ("full", "compact", "compact_bfloat16")  # saijax.compact_leg
 PART_BYTES = 15 * 2**20  # under the device tool's 16 MiB per returned file
 WHEELS_SITE = "/tmp/site"

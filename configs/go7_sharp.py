@@ -1,7 +1,7 @@
 """python -m saijax.train --config=configs/go7_sharp.py --workdir=runs/go7_sharp
 
 The sharp-value recipe so far (issue 43; experiments/README.md, "SAI's
-sharp value on 7×7", rounds 1–4): `go7_sai.py` (SAI's opening, fine-tuned
+sharp value on 7×7", rounds 1–5): `go7_sai.py` (SAI's opening, fine-tuned
 from the zoo's go7-S1) with the two levers that moved β_∅. It is what
 round 3's arms ran (`sai_v256_spr32`, `sai_v256_spr32_s1`, which continued
 round 2's run from its generation 26), and what a GPU leg should start
@@ -22,14 +22,17 @@ What did not move β_∅: the fixed-komi share, a komi temperature of 0.25,
 SAI's opening on its own (round 1); on top of this recipe (round 4), a
 komi temperature of 0.25 (β_∅ 0.41 → 0.30 in 14 generations), λ = 0.5 in
 self-play (the data's β fell, 0.47 → 0.31: Welch, Holm p = 0.004) and 1024
-visits (0.41 held; the data's β +0.05, inconclusive). What limits it: the
-data's curve is as flat within one opening of one generation's net as
-pooled (experiments/sharp_value.py's within fits), so the flatness is in
-the 3×32 net's own play; the lever left is the net's size, a GPU's job. On a GPU, start from the bigger
-net with ``--config.init_checkpoint=zoo:go7-gpu-G46
---config.network.blocks=4 --config.network.filters=64`` and raise
-`selfplay.batch_size` and `games_per_generation` together (configs/
-go7_gpu.py's 4096).
+visits (0.41 held; the data's β +0.05, inconclusive); a second leg of
+seed 0 (round 5, generations 50–69) held β_∅ at 0.42 (moved −0.05) while
+α_∅ drifted to 8.3. What limits it: the data's curve is as flat within
+one opening and one net as pooled (experiments/sharp_value.py's within
+fits), and pairs of games one net played from one position a point of komi
+apart part by move 6–12 and turn the wrong way in about a third of the
+pairs that turn (`komi_pairs.csv`): the flatness is in the 3×32 net's own
+play. The lever left is the net's size (12 CPU generations from
+go7-gpu-G46 were inconclusive), a GPU's job:
+`go7_sharp_gpu.py` is this recipe from go7-gpu-G46's 4×64 net with
+go7_gpu.py's GPU switches (2,048 slots, 8-minute legs).
 """
 
 import os

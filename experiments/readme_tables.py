@@ -740,24 +740,53 @@ def _sharp_value_arms(results: str) -> str:
         ("β within openings", lambda r: r.get("within_beta", "") not in ("", "nan") and
          f"{_num(r['within_beta'], '.2f')} ± {_num(r['within_beta_se'], '.2f')} ({r['within_openings']} "
          f"openings after {r['within_plies']} moves, {r['within_games']} games)" or "–"),
-        ("β within opening and generation", lambda r: r.get("within_generation_beta", "") not in ("", "nan") and
-         f"{_num(r['within_generation_beta'], '.2f')} ± {_num(r['within_generation_beta_se'], '.2f')} "
-         f"({r['within_generation_groups']} groups, {r['within_generation_games']} games)" or "–"),
+        ("β within opening and net", lambda r: r.get("within_net_beta", "") not in ("", "nan") and
+         f"{_num(r['within_net_beta'], '.2f')} ± {_num(r['within_net_beta_se'], '.2f')} "
+         f"({r['within_net_groups']} groups, {r['within_net_games']} games)" or "–"),
         ("D4's share", _percent("centre_share", 0)),
         ("resigned rows", _percent("resigned_row_share", 0)), ("komi sd", "komi_sd", ".1f"),
         ("score error", "score_error", ".1f")))  # fmt: skip
 
 
+@table("sharp_value_pairs")
+def _sharp_value_pairs(results: str) -> str:
+    """Pairs of games one net played from one position at two komis: how often the result turns the wrong way."""
+    return _summary(results, ("sharp_value/main", "komi_pairs.csv"), (
+        ("arm", "arm", ""), ("generations", "generations", ""),
+        ("komi gap", lambda r: "same komi" if r["komi_gap"] == "0" else f"{r['komi_gap']} points"),
+        ("pairs", "pairs", ""), ("same game", "identical", ""), ("same result", "same", ""),
+        ("Black better at the lower komi", lambda r: r["proper"] or "–"),
+        ("at the higher (wrong way)", lambda r: r["inverted"] or "–"),
+        ("wrong way, of those that turned", "inverted_share", ".2f"),
+        ("games part at move (median)", "divergence_median", ".0f")))  # fmt: skip
+
+
 @table("sharp_value_levers")
 def _sharp_value_levers(results: str) -> str:
-    """Round 4's family: each lever arm's data's β per generation against its parent's (Welch, Holm, BH)."""
+    """The rounds' families: each lever arm's data's β per generation against its parent's (Welch; Holm
+    and BH within the family)."""
     return _summary(results, ("sharp_value/main", "lever_tests.csv"), (
-        ("arm", "arm", ""), ("its generations", "arm_generations", ""),
+        ("family", lambda r: f"{r.get('family') or '–'} ({r.get('family_size') or '?'} "
+         f"test{'' if r.get('family_size') == '1' else 's'})"), ("arm", "arm", ""),
+        ("its generations", "arm_generations", ""),
         ("data's β: arm", _pm("arm_mean", "arm_sd", ".2f")), ("parent (generations)",
          lambda r: f"{r['parent']} ({r['parent_generations']})"),
         ("parent's data β", _pm("parent_mean", "parent_sd", ".2f")), ("difference", "difference", "+.2f"),
         ("detectable at 80%", "detectable", ".2f"), ("Welch p", "p", ".3f"), ("Holm", "holm_p", ".3f"),
         ("BH", "bh_p", ".3f"), ("verdict", "verdict", "")))  # fmt: skip
+
+
+@table("sharp_value_legs")
+def _sharp_value_legs(results: str) -> str:
+    """The end-state run's legs against issue 43's stopping rule (three consecutive legs moving β_∅ < 0.1)."""
+    return _summary(results, ("sharp_value/main", "legs.csv"), (
+        ("run", "arm", ""), ("leg", "leg", ""), ("generations", lambda r: r["generations"] + (
+            "" if r["complete"] == "True" else " (under way)")),
+        ("evaluations (M)", "evaluations_m", ".1f"), ("β_∅: from", "start", ".2f"), ("to", "end", ".2f"),
+        ("moved", "move", "+.2f"), ("leg's mean", "mean", ".2f"), ("sd, last 5", "tail_sd", ".2f"),
+        ("data's β, mean", "data_beta_mean", ".2f"), ("α_∅, mean", "alpha_empty_mean", ".2f"),
+        ("consecutive legs under 0.1", "small_run", ""),
+        ("stop", lambda r: "yes" if r["stop"] == "True" else "no")))  # fmt: skip
 
 
 @table("sharp_value_end")

@@ -33,15 +33,23 @@ figure's last panel). ``opening_results.csv`` groups the same games by the posit
 after their first ``opening_plies`` moves (read from the run's replay files), and
 ``arms.csv``'s ``within_beta`` is the komi curve's β with one α per opening: when
 it is as flat as the pooled β, the opening's randomness is not what flattens the
-data, the play after it is; ``within_generation_beta`` has one α per opening and
-generation (one net from one position): when it is flat too, the changes of the
-net from one generation to the next are not the cause either. Curves of arms
+data, the play after it is; ``within_net_beta`` has one α per opening and
+net (the games one net played after the opening from one position; a
+generation's games that began under the net before are left out): when it is
+flat too, the changes of the net from one generation to the next are not the
+cause either. ``komi_pairs.csv`` pairs those games (one net, one position and
+history, two komis) and counts how often the result turns the wrong way with
+the komi, by the komi's gap, beside the pairs at one komi, which deterministic
+play makes the same game. Curves of arms
 not given again are kept (an arm added in one session stays beside the next
-session's). One run an arm is a measurement; ``lever_tests`` declares one
-family of two-sample tests (``lever_tests.csv``): each lever arm's data's β,
+session's). One run an arm is a measurement; ``lever_tests`` declares
+families of two-sample tests (``lever_tests.csv``): each lever arm's data's β,
 generation by generation, against its parent's last generations before the
-lever (Welch, Holm and BH over the family). ``plot_only`` redraws the figure
-and the tests from the tables.
+lever (Welch, Holm and BH over the family). ``legs`` cuts the end-state
+run (the recipe's, continued session by session) into its legs for the
+issue's stopping rule (``legs.csv``: three consecutive legs that move β_∅
+by less than 0.1). ``plot_only`` redraws the figure, the tests and the legs
+from the tables.
 """
 
 from __future__ import annotations
@@ -129,12 +137,26 @@ def _opening_label(rules: go.GoRules, own: np.ndarray, opp: np.ndarray, black_to
     return f"B:{stones[0]} W:{stones[1]}"
 
 
+def _single_nets(rows: replay.TrainingRows, plies: int) -> dict[int, int]:
+    """Each game of a replay file whose moves from ``plies`` on one net played: game id → that net's
+    generation. Self-play's slots carry their games across a generation's end, so a file's games
+    began under the generation before (about half of them at 64 slots and 128 games a generation);
+    the games whose moves after the opening two nets shared are left out."""
+    game_id, move, gen = (np.asarray(x) for x in (rows.game_id, rows.move_number, rows.generation))
+    nets: dict[int, set] = {}
+    for g, n in zip(game_id[move >= plies].tolist(), gen[move >= plies].tolist()):
+        nets.setdefault(g, set()).add(n)
+    return {g: next(iter(n)) for g, n in nets.items() if len(n) == 1}
+
+
 def opening_results(
     name: str, workdir: str, last: int, plies: int, upto: int | None = None, board_size: int = 7
 ) -> list[dict]:
     """The arm's complete games over its last ``last`` generations (up to ``upto``), grouped by the
     position after their first ``plies`` moves (self-play's random opening: ``plies`` =
-    ``selfplay.random_moves``), one row per (opening, komi, generation): games and Black's score.
+    ``selfplay.random_moves``), one row per (opening, komi, generation, net): games and Black's
+    score. ``generation`` is the replay file's; ``net`` is the generation of the one net that
+    played the game's moves after the opening, empty where two did (:func:`_single_nets`).
     Read from the run's replay files, whose row at move ``plies`` of each complete game gives its
     position, komi and result; generations without a replay file are skipped, and no rows come
     back when none has one. The within-openings fits (:func:`within_fit`) read them."""
@@ -144,9 +166,10 @@ def opening_results(
     stored = set(buffer.available_generations())
     gens = [g for g in gens if g in stored]
     rules = go.GoRules(board_size)
-    cells: dict[tuple[str, float, int], list[float]] = {}
+    cells: dict[tuple[str, float, int, int | str], list[float]] = {}
     for g in gens:
         rows = buffer.read_generation(g)
+        nets = _single_nets(rows, plies)
         at = np.flatnonzero(~np.asarray(rows.is_branch) & (np.asarray(rows.move_number) == plies))
         planes = np.asarray(features.unpack_planes(np.asarray(rows.planes)[at]))
         own = planes[..., 0].reshape(len(at), -1)  # go.features' plane 0: the mover's stones now
@@ -155,7 +178,8 @@ def opening_results(
             black = int(rows.to_play[i]) == 1  # to_play: +1 Black, -1 White
             komi = -float(rows.signed_komi[i]) if black else float(rows.signed_komi[i])
             score = float(rows.z[i]) if black else 1.0 - float(rows.z[i])
-            cell = cells.setdefault((_opening_label(rules, own[j], opp[j], black), komi, int(g)), [0, 0.0])
+            net = nets.get(int(rows.game_id[i]), "")
+            cell = cells.setdefault((_opening_label(rules, own[j], opp[j], black), komi, int(g), net), [0, 0.0])
             cell[0] += 1
             cell[1] += score
     if not cells:
@@ -163,18 +187,123 @@ def opening_results(
     span = f"{gens[0]}-{gens[-1]}"
     return [
         {"arm": name, "generations": span, "plies": plies, "opening": opening, "komi": komi, "generation": g,
-         "games": int(n), "black_score": score}
-        for (opening, komi, g), (n, score) in sorted(cells.items())
+         "net": net, "games": int(n), "black_score": score}
+        for (opening, komi, g, net), (n, score) in sorted(cells.items(), key=lambda c: (*c[0][:3], str(c[0][3])))
     ]  # fmt: skip
+
+
+PAIR_GAPS = (1.0, 3.0)  # komi gaps of komi_pairs' bands: same komi, up to 1 point, up to 3, more
+
+
+def _pair_band(gap: float) -> str:
+    if gap == 0:
+        return "0"
+    low = 0.0
+    for edge in PAIR_GAPS:
+        if gap <= edge:
+            return f"{low:g}-{edge:g}"
+        low = edge
+    return f">{low:g}"
+
+
+def _count_pair(bands: dict[str, dict], low: dict, high: dict, plies: int) -> None:
+    """Adds one pair (the game at the lower komi, the one at the higher) to its band's counts."""
+    band = bands.setdefault(_pair_band(high["komi"] - low["komi"]), {
+        "pairs": 0, "same": 0, "proper": 0, "inverted": 0, "identical": 0, "divergence": []})  # fmt: skip
+    band["pairs"] += 1
+    if low["score"] == high["score"]:
+        band["same"] += 1
+    elif low["komi"] == high["komi"]:
+        pass  # at one komi a different result has no direction
+    elif low["score"] > high["score"]:
+        band["proper"] += 1
+    else:
+        band["inverted"] += 1
+    moves = sorted(m for m in set(low["positions"]) & set(high["positions"]) if m >= plies)
+    differ = next((m for m in moves if low["positions"][m] != high["positions"][m]), None)
+    if differ is not None:
+        band["divergence"].append(differ)
+    elif low["positions"].keys() == high["positions"].keys():
+        band["identical"] += 1
+
+
+def _games_by_start(rows: replay.TrainingRows, plies: int) -> list[list[dict]]:
+    """A replay file's complete games that one net played after the opening, grouped by that net and
+    the net's input at move ``plies`` (the position and its history): each game's positions by move
+    number, komi and Black's score."""
+    nets = _single_nets(rows, plies)
+    keep = ~np.asarray(rows.is_branch)
+    game_id, move = np.asarray(rows.game_id)[keep], np.asarray(rows.move_number)[keep]
+    planes, to_play = np.asarray(rows.planes)[keep], np.asarray(rows.to_play)[keep]
+    signed_komi, z = np.asarray(rows.signed_komi)[keep], np.asarray(rows.z)[keep]
+    games: dict[int, dict] = {}
+    for i in range(game_id.size):
+        if int(game_id[i]) not in nets:
+            continue
+        game = games.setdefault(int(game_id[i]), {"positions": {}})
+        game["positions"][int(move[i])] = planes[i].tobytes()
+        black = int(to_play[i]) == 1
+        game["komi"] = -float(signed_komi[i]) if black else float(signed_komi[i])
+        game["score"] = float(z[i]) if black else 1.0 - float(z[i])
+    groups: dict[tuple, list[dict]] = {}
+    for gid, game in games.items():
+        if plies in game["positions"]:
+            groups.setdefault((nets[gid], game["positions"][plies]), []).append(game)
+    return list(groups.values())
+
+
+def komi_pairs(
+    name: str, workdir: str, last: int, plies: int, upto: int | None = None, board_size: int = 7
+) -> list[dict]:
+    """Pairs of complete games that one net played from one position at two komis: how the result
+    turns with the komi when nothing else changes. Over the arm's last ``last`` generations (up to
+    ``upto``; those with a replay file), every two complete games that one net played after the
+    opening (:func:`_single_nets`) from the same position and history after ``plies`` moves form
+    a pair; one row per band of the komi gap (``"0"``, then :data:`PAIR_GAPS`): ``pairs``,
+    ``same`` (equal results), ``proper`` (Black did better at the lower komi), ``inverted`` (at
+    the higher one; both None at one komi), ``inverted_share`` = inverted / (proper + inverted), ``identical`` (the same
+    game move for move) and the median ``divergence`` move, the first move number from ``plies``
+    on where the two games' positions differ. The moves after the opening are the search's best,
+    so the pairs at one komi are the same game (a check of that), and a different position means
+    the komi changed a choice. A net whose play the komi does not change turns no pair the wrong
+    way; coin flips give a share of ½. A game enters several pairs, so the pairs are not
+    independent: a measurement, not a test."""
+    metrics = common.read_metrics(workdir)
+    gens = sorted(g for g in metrics if upto is None or g <= upto)[-last:]
+    buffer = replay.ReplayBuffer(os.path.join(workdir, "replay"), board_size)
+    stored = set(buffer.available_generations())
+    gens = [g for g in gens if g in stored]
+    bands: dict[str, dict] = {}
+    for g in gens:
+        for members in _games_by_start(buffer.read_generation(g), plies):
+            for i, a in enumerate(members):
+                for b in members[i + 1 :]:
+                    _count_pair(bands, *((a, b) if a["komi"] <= b["komi"] else (b, a)), plies)
+    order = ["0"] + [_pair_band(edge) for edge in PAIR_GAPS] + [_pair_band(math.inf)]
+    span = f"{gens[0]}-{gens[-1]}" if gens else ""
+    out = []
+    for key in sorted(bands, key=order.index):
+        band = bands[key]
+        turned = band["proper"] + band["inverted"]
+        one_komi = key == "0"  # no direction: proper and inverted stay empty
+        out.append({
+            "arm": name, "generations": span, "plies": plies, "komi_gap": key, "pairs": band["pairs"],
+            "same": band["same"], "proper": None if one_komi else band["proper"],
+            "inverted": None if one_komi else band["inverted"],
+            "inverted_share": band["inverted"] / turned if turned else math.nan, "identical": band["identical"],
+            "divergence_median": float(np.median(band["divergence"])) if band["divergence"] else math.nan,
+        })  # fmt: skip
+    return out
 
 
 def within_fit(openings: list[dict]) -> dict:
     """:func:`saijax.learn.selfplay.komi_curve_fit_within` over an arm's :func:`opening_results` rows
     (each cell's games enter with their mean score, the same likelihood as one by one), twice:
     one α per opening (``within_beta``, its standard error, and the ``within_games`` and
-    ``within_openings`` it used) and one α per opening and generation (``within_generation_*``:
-    one net from one position, so neither the openings' nor the nets' different fair komis can
-    flatten it; NaN for rows without a ``generation``). Groups need at least
+    ``within_openings`` it used) and one α per opening and net (``within_net_*``: the games
+    one net played after the opening from one position, rows with a ``net``, so neither the
+    openings' nor the nets' different fair komis can flatten it; NaN for a table without the
+    ``net`` column). Groups need at least
     :data:`~saijax.learn.selfplay_stats.WITHIN_MIN_GAMES` games."""
     nan = math.nan
     n = [int(r["games"]) for r in openings]
@@ -183,18 +312,21 @@ def within_fit(openings: list[dict]) -> dict:
     groups = np.repeat([r["opening"] for r in openings], n)
     if not komi.size:
         return {"within_plies": "", "within_beta": nan, "within_beta_se": nan, "within_games": 0,
-                "within_openings": 0, "within_generation_beta": nan, "within_generation_beta_se": nan,
-                "within_generation_games": 0, "within_generation_groups": 0}  # fmt: skip
+                "within_openings": 0, "within_net_beta": nan, "within_net_beta_se": nan,
+                "within_net_games": 0, "within_net_groups": 0}  # fmt: skip
     beta, se, games, used = selfplay.komi_curve_fit_within(komi, score, groups)
     row = {"within_plies": int(openings[0]["plies"]), "within_beta": beta, "within_beta_se": se,
            "within_games": games, "within_openings": used}  # fmt: skip
-    if all(str(r.get("generation", "")) != "" for r in openings):
-        cells = np.repeat([f"{r['opening']}@{int(float(r['generation']))}" for r in openings], n)
-        beta, se, games, used = selfplay.komi_curve_fit_within(komi, score, cells)
+    if any("net" in r for r in openings):
+        # One α per (opening, net): the games one net played from one position (those two nets
+        # shared, net "", are left out).
+        one = np.repeat([str(r.get("net", "")) != "" for r in openings], n)
+        cells = np.repeat([f"{r['opening']}@{r.get('net', '')}" for r in openings], n)
+        beta, se, games, used = selfplay.komi_curve_fit_within(komi[one], score[one], cells[one])
     else:
         beta, se, games, used = nan, nan, 0, 0
-    row.update(within_generation_beta=beta, within_generation_beta_se=se, within_generation_games=games,
-               within_generation_groups=used)  # fmt: skip
+    row.update(within_net_beta=beta, within_net_beta_se=se, within_net_games=games,
+               within_net_groups=used)  # fmt: skip
     return row
 
 
@@ -287,18 +419,20 @@ def arm_row(
     }
 
 
-def parse_lever_test(spec: str) -> tuple[str, int, str, int, int]:
-    """``"ARM@FROM=PARENT@FIRST-LAST"`` as (arm, from, parent, first, last): the lever arm's generations
-    from ``FROM`` on against its parent's generations ``FIRST``–``LAST``."""
-    arm_part, eq, parent_part = spec.partition("=")
+def parse_lever_test(spec: str) -> tuple[str, str, int, str, int, int]:
+    """``"[FAMILY:]ARM@FROM=PARENT@FIRST-LAST"`` as (family, arm, from, parent, first, last): the lever
+    arm's generations from ``FROM`` on against its parent's generations ``FIRST``–``LAST``, in the
+    family of tests ``FAMILY`` ("" when not given) that Holm's and BH's adjustments run over."""
+    family, _, test = spec.rpartition(":")
+    arm_part, eq, parent_part = test.partition("=")
     arm, _, start = arm_part.partition("@")
     parent, _, span = parent_part.partition("@")
     first, _, last = span.partition("-")
     if not (eq and arm and parent and start.isdigit() and first.isdigit() and last.isdigit()):
-        raise ValueError(f"lever_tests: give each as ARM@FROM=PARENT@FIRST-LAST, got {spec!r}")
+        raise ValueError(f"lever_tests: give each as [FAMILY:]ARM@FROM=PARENT@FIRST-LAST, got {spec!r}")
     if int(first) > int(last):
         raise ValueError(f"lever_tests: {spec!r}: the parent's generations {first}-{last} run backwards")
-    return arm, int(start), parent, int(first), int(last)
+    return family, arm, int(start), parent, int(first), int(last)
 
 
 def lever_tests(curves: list[dict], specs: tuple[str, ...], key: str = "data_beta") -> list[dict]:
@@ -307,14 +441,15 @@ def lever_tests(curves: list[dict], specs: tuple[str, ...], key: str = "data_bet
     each generation's fit one observation), with Holm's and Benjamini–Hochberg's adjustment over
     the ``specs`` as one family. ``detectable`` is the difference the two samples could tell at 80%
     power (:func:`saijax.analysis.stats.detectable_mean_difference`); ``verdict`` is "higher" or
-    "lower" where Holm's p < 0.05, else "inconclusive". Arms or parents missing from ``curves`` are
-    skipped."""
+    "lower" where Holm's p < 0.05, else "inconclusive". Specs with a ``FAMILY:`` prefix form their
+    own families (each round declares its own), adjusted apart from the others. Arms or parents
+    missing from ``curves`` are skipped."""
     by_arm: dict[str, dict[int, dict]] = {}
     for r in curves:
         by_arm.setdefault(r["arm"], {})[int(r["generation"])] = r
     rows = []
     for spec in specs:
-        arm, start, parent, first, last = parse_lever_test(spec)
+        family, arm, start, parent, first, last = parse_lever_test(spec)
         if arm not in by_arm or parent not in by_arm:
             continue
         own = [r for g, r in sorted(by_arm[arm].items()) if g >= start]
@@ -323,7 +458,8 @@ def lever_tests(curves: list[dict], specs: tuple[str, ...], key: str = "data_bet
         mean_x, mean_y, sd_x, sd_y = _mean(own, key), _mean(base, key), _sd(own, key), _sd(base, key)
         t, p = stats.welch_t_test(x, y)
         rows.append({
-            "arm": arm, "arm_generations": f"{own[0]['generation']}-{own[-1]['generation']}" if own else "",
+            "family": family, "arm": arm,
+            "arm_generations": f"{own[0]['generation']}-{own[-1]['generation']}" if own else "",
             "arm_n": len(x), "arm_mean": mean_x, "arm_sd": sd_x,
             "parent": parent, "parent_generations": f"{first}-{last}", "parent_n": len(y),
             "parent_mean": mean_y, "parent_sd": sd_y, "quantity": key, "difference": mean_x - mean_y,
@@ -331,11 +467,73 @@ def lever_tests(curves: list[dict], specs: tuple[str, ...], key: str = "data_bet
             else math.nan,
             "test": "Welch two-sample t, two-sided", "t": t, "p": p,
         })  # fmt: skip
-    for row, holm, bh in zip(rows, stats.holm_correction([r["p"] for r in rows]),
-                             stats.benjamini_hochberg([r["p"] for r in rows])):  # fmt: skip
-        row |= {"holm_p": holm, "bh_p": bh}
-        significant = math.isfinite(holm) and holm < 0.05
-        row["verdict"] = ("higher" if row["difference"] > 0 else "lower") if significant else "inconclusive"
+    for family in dict.fromkeys(r["family"] for r in rows):
+        members = [r for r in rows if r["family"] == family]
+        ps = [r["p"] for r in members]
+        for row, holm, bh in zip(members, stats.holm_correction(ps), stats.benjamini_hochberg(ps)):
+            row |= {"family_size": len(members), "holm_p": holm, "bh_p": bh}
+            significant = math.isfinite(holm) and holm < 0.05
+            row["verdict"] = ("higher" if row["difference"] > 0 else "lower") if significant else "inconclusive"
+    return rows
+
+
+STOP_MOVE = 0.1  # issue 43's stopping rule: three consecutive legs that move β_∅ by less than this
+STOP_LEGS = 3
+LEG_TAIL = 5  # a leg's β_∅ spread: the sd over its last generations
+
+
+def parse_legs(spec: str) -> tuple[str, list[tuple[int, int]]]:
+    """``"ARM@F1-L1,F2-L2,..."`` as (arm, [(F1, L1), ...]): the arm's run cut into consecutive legs."""
+    arm, at, spans = spec.partition("@")
+    legs = []
+    for span in spans.split(",") if at else []:
+        first, dash, last = span.partition("-")
+        if not (dash and first.isdigit() and last.isdigit()):
+            legs = []
+            break
+        legs.append((int(first), int(last)))
+    if not (arm and legs):
+        raise ValueError(f"legs: give each as ARM@FIRST-LAST,FIRST-LAST,..., got {spec!r}")
+    for n, (first, last) in enumerate(legs):
+        if first > last or (n + 1 < len(legs) and legs[n + 1][0] != last + 1):
+            raise ValueError(f"legs: {spec!r}: the legs must be consecutive spans of generations, each FIRST <= LAST")
+    return arm, legs
+
+
+def leg_rows(curves: list[dict], specs: tuple[str, ...], key: str = "beta_empty") -> list[dict]:
+    """Issue 43's stopping rule over each ``specs``' legs: how far each leg moved ``key`` (β_∅), from
+    the net it resumed from (the generation before its first) to its last generation's, beside the
+    leg's mean and the sd over its last :data:`LEG_TAIL` generations (what one generation's β_∅ wanders
+    by); ``small`` when |move| < :data:`STOP_MOVE`, ``small_run`` the consecutive small legs ending at
+    this one, ``stop`` once :data:`STOP_LEGS` of them follow each other. Legs past the arm's curve
+    are left out; a leg whose start is missing moves NaN."""
+    by_arm: dict[str, dict[int, dict]] = {}
+    for r in curves:
+        by_arm.setdefault(r["arm"], {})[int(r["generation"])] = r
+    rows = []
+    for spec in specs:
+        arm, legs = parse_legs(spec)
+        curve = by_arm.get(arm, {})
+        run = 0
+        for n, (first, last) in enumerate(legs, 1):
+            own = [curve[g] for g in range(first, last + 1) if g in curve]
+            if not own:
+                break
+            start = _values([curve[first - 1]], key) if first - 1 in curve else []
+            end = _values([own[-1]], key)
+            move = end[0] - start[0] if start and end else math.nan
+            small = math.isfinite(move) and abs(move) < STOP_MOVE
+            run = run + 1 if small else 0
+            rows.append({
+                "arm": arm, "leg": n, "generations": f"{own[0]['generation']}-{own[-1]['generation']}",
+                "complete": int(own[-1]["generation"]) == last, "quantity": key,
+                "start": start[0] if start else math.nan, "end": end[0] if end else math.nan, "move": move,
+                "mean": _mean(own, key), "tail_sd": _sd(own[-LEG_TAIL:], key),
+                "data_beta_mean": _mean(own, "data_beta"), "alpha_empty_mean": _mean(own, "alpha_empty"),
+                "evaluations_m": float(own[-1]["evaluations_m"]) - float(curve[first - 1]["evaluations_m"])
+                if first - 1 in curve else math.nan,
+                "small": small, "small_run": run, "stop": run >= STOP_LEGS,
+            })  # fmt: skip
     return rows
 
 
@@ -432,7 +630,7 @@ def markdown(arms: list[dict]) -> str:
             f(r["data_beta"]),
             f(r["data_over_learned_beta"]),
             f"{f(r['pooled_beta'])} / {f(r['pooled_beta_near_fair'])} / {f(r.get('within_beta', ''))}"
-            f" / {f(r.get('within_generation_beta', ''))}",
+            f" / {f(r.get('within_net_beta', ''))}",
             f(r["centre_share"]),
             f(r["resigned_row_share"]),
             f(r["score_error"], ".1f"),
@@ -457,8 +655,13 @@ class Settings(common.Settings):
     )
     lever_tests: tuple[str, ...] = setting(
         (),
-        "ARM@FROM=PARENT@FIRST-LAST: one family of Welch tests of the data's β per generation, each "
-        "lever arm's own generations against its parent's (lever_tests.csv)",
+        "[FAMILY:]ARM@FROM=PARENT@FIRST-LAST: Welch tests of the data's β per generation, each lever arm's "
+        "own generations against its parent's, Holm and BH within each FAMILY (lever_tests.csv)",
+    )
+    legs: tuple[str, ...] = setting(
+        (),
+        "ARM@FIRST-LAST,FIRST-LAST,...: the end-state run's legs, for issue 43's stopping rule (legs.csv): "
+        "how far each moved beta_empty",
     )
     plot_only: bool = setting(False, "redraw sharp_value.png from outdir's curves.csv")
 
@@ -473,6 +676,11 @@ class Settings(common.Settings):
                 parse_lever_test(spec)
             except ValueError as e:
                 raise self.error("lever_tests", str(e)) from None
+        for spec in self.legs:
+            try:
+                parse_legs(spec)
+            except ValueError as e:
+                raise self.error("legs", str(e)) from None
 
 
 def run(settings: Settings) -> None:
@@ -483,13 +691,14 @@ def run(settings: Settings) -> None:
         return
     os.makedirs(settings.outdir, exist_ok=True)
     curves_path = os.path.join(settings.outdir, "curves.csv")
-    new, new_komis, new_openings = [], [], []
+    new, new_komis, new_openings, new_pairs = [], [], [], []
     for name, workdir, generation in ablation.parse_arms(settings.arms):
         new += learning_curve(name, workdir, generation)
         new_komis += komi_results(name, workdir, settings.last, generation)
         new_openings += opening_results(
             name, workdir, settings.last, settings.opening_plies, generation, settings.board_size
         )
+        new_pairs += komi_pairs(name, workdir, settings.last, settings.opening_plies, generation, settings.board_size)
     curves = ablation.merge_curves(curves_path, new)
     if not curves:
         raise ValueError("no arms: give arms NAME=WORKDIR,... (or run once with them)")
@@ -497,11 +706,13 @@ def run(settings: Settings) -> None:
     given = {r["arm"] for r in new}
     komis = _merge_rows(os.path.join(settings.outdir, "komi_results.csv"), given, new_komis)
     openings = _merge_rows(os.path.join(settings.outdir, "opening_results.csv"), given, new_openings)
+    _merge_rows(os.path.join(settings.outdir, "komi_pairs.csv"), given, new_pairs)
     arms = arm_rows(curves, settings.last, settings.board_size, komis, openings)
     common.write_csv(os.path.join(settings.outdir, "arms.csv"), arms, digits=4)
     plot(curves, os.path.join(settings.outdir, "sharp_value.png"), komis)
     write_end(settings.outdir)
     write_lever_tests(settings, curves)
+    write_legs(settings, curves)
     print(markdown(arms))
 
 
@@ -575,9 +786,16 @@ def write_lever_tests(settings: Settings, curves: list[dict]) -> None:
         )
 
 
+def write_legs(settings: Settings, curves: list[dict]) -> None:
+    """``legs.csv`` (:func:`leg_rows`) when the settings name the end-state run's legs."""
+    if settings.legs:
+        common.write_csv(os.path.join(settings.outdir, "legs.csv"), leg_rows(curves, settings.legs), digits=4)
+
+
 def replot(settings: Settings) -> None:
     write_end(settings.outdir)
     write_lever_tests(settings, common.read_csv(os.path.join(settings.outdir, "curves.csv")))
+    write_legs(settings, common.read_csv(os.path.join(settings.outdir, "curves.csv")))
     komis_path = os.path.join(settings.outdir, "komi_results.csv")
     komis = common.read_csv(komis_path) if os.path.exists(komis_path) else []
     plot(

@@ -31,6 +31,7 @@ import sys
 import pytest
 from conftest import REPO
 
+from saijax import zoo
 from saijax.core import search
 from saijax.learn import config as config_lib
 from saijax.learn import pipeline
@@ -38,6 +39,8 @@ from saijax.learn import pipeline
 GO7 = os.path.join(REPO, "configs", "go7.py")
 GO7_GPU = os.path.join(REPO, "configs", "go7_gpu.py")
 GO9_GPU = os.path.join(REPO, "configs", "go9_gpu.py")
+GO7_SHARP = os.path.join(REPO, "configs", "go7_sharp.py")
+GO7_SHARP_GPU = os.path.join(REPO, "configs", "go7_sharp_gpu.py")
 DEFAULT = os.path.join(REPO, "configs", "default.py")
 
 
@@ -96,6 +99,36 @@ def test_go7_gpu_is_go7_with_the_gpu_switches_and_a_4x64_net():
     assert config.network.ownership_head and config.network.global_pooling and config.network.opponent_policy_head
     assert config.training.ema_decay > 0 and config.training.samples_per_new_row == 4.0
     assert config_lib.num_simulations(config, 0) == config_lib.num_simulations(config, 179) == 64
+
+
+def test_go7_sharp_gpu_is_the_sharp_recipe_on_go7_gpu_g46s_net_with_the_gpu_switches():
+    config = config_lib.load_config(GO7_SHARP_GPU)
+    config_lib.validate(config)
+    sharp = config_lib.load_config(GO7_SHARP)
+    assert _changed(config, sharp) == {
+        "init_checkpoint",
+        "network.blocks",
+        "network.filters",
+        "time_limit_minutes",
+        "precision",
+        "selfplay.batch_size",
+        "selfplay.games_per_generation",
+        "selfplay.branch_queue_capacity",
+        "schedules.window",
+        "training.batch_size",
+    }
+    assert config.init_checkpoint == "zoo:go7-gpu-G46" and (config.network.blocks, config.network.filters) == (4, 64)
+    assert config.precision == "bfloat16" and config.time_limit_minutes == 8 and config.compilation_cache
+    assert config.selfplay.batch_size == config.selfplay.games_per_generation >= 1024
+    # The recipe itself is untouched: SAI's opening, full 256-simulation searches, 32 samples per new row.
+    assert config.selfplay.random_full_search_only and config.selfplay.random_takeback
+    assert config.selfplay.full_search_prob == 1.0 and config.selfplay.fast_simulations == 0
+    assert config_lib.num_simulations(config, 0) == config_lib.num_simulations(config, 299) == 256
+    assert config.training.samples_per_new_row == sharp.training.samples_per_new_row == 32.0
+    assert config.training.learning_rate == sharp.training.learning_rate
+    # The zoo net it starts from has the shape it asks for.
+    spec = zoo.entry("go7-gpu-G46").spec
+    assert (spec.blocks, spec.filters) == (config.network.blocks, config.network.filters)
 
 
 def test_go9_gpu_is_default_with_the_gpu_switches_and_keeps_the_pass_fixes():

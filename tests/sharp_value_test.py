@@ -134,10 +134,37 @@ def test_lever_tests_compare_each_arm_with_its_parents_plateau():
     assert s_row["holm_p"] == pytest.approx(min(1.0, 2 * s_row["p"]))  # the smaller of 2 finite p-values
     assert math.isnan(one_row["p"]) and one_row["verdict"] == "inconclusive"  # one generation: no test
     assert 0 < f_row["detectable"] < 0.3
+    # A family of its own is adjusted apart: alone, its Holm p is its p.
+    (own,) = [r for r in sharp_value.lever_tests(parent + sharp + flat, ("s@10=p@0-9", "r5:f@10=p@0-9"))
+              if r["family"] == "r5"]  # fmt: skip
+    assert own["arm"] == "f" and own["family_size"] == 1 and own["holm_p"] == pytest.approx(f_row["p"])
+    assert sharp_value.parse_lever_test("r5:s@10=p@0-9") == ("r5", "s", 10, "p", 0, 9)
     with pytest.raises(ValueError, match="ARM@FROM=PARENT@FIRST-LAST"):
         sharp_value.parse_lever_test("s=p@0-9")
     with pytest.raises(ValueError, match="lever_tests"):
         sharp_value.Settings(lever_tests=("s@10=p@9-0",))
+
+
+def test_legs_measure_the_stopping_rule():
+    """Each leg moves β_∅ from the net it resumed from to its last generation's; three consecutive
+    legs under 0.1 stop the run; a leg not yet played is left out, one being played is incomplete."""
+    betas = {9: 0.30, 19: 0.50, 29: 0.55, 39: 0.48, 49: 0.52}  # legs' ends; 0.30 -> 0.50 moves 0.20
+    curve = [{"arm": "r", "generation": g, "beta_empty": betas.get(g, 0.4), "data_beta": 0.45,
+              "alpha_empty": 9.0, "evaluations_m": 1.5 * (g + 1)} for g in range(55)]  # fmt: skip
+    rows = sharp_value.leg_rows(curve, ("r@10-19,20-29,30-39,40-49,50-59,60-69",))
+    assert [r["generations"] for r in rows] == ["10-19", "20-29", "30-39", "40-49", "50-54"]
+    assert [round(r["move"], 2) for r in rows] == [0.20, 0.05, -0.07, 0.04, -0.12]
+    assert [r["small_run"] for r in rows] == [0, 1, 2, 3, 0]
+    assert [r["stop"] for r in rows] == [False, False, False, True, False]
+    assert rows[-1]["complete"] is False and rows[0]["complete"] is True
+    assert rows[0]["evaluations_m"] == pytest.approx(15.0)
+    assert rows[0]["mean"] == pytest.approx((0.4 * 9 + 0.5) / 10)
+    assert sharp_value.leg_rows(curve, ("other@10-19",)) == []
+    for bad in ("r", "r@10-19,21-29", "r@19-10", "r@a-b", "@1-2"):
+        with pytest.raises(ValueError, match="legs"):
+            sharp_value.parse_legs(bad)
+    with pytest.raises(ValueError, match=r"Settings.legs"):
+        sharp_value.Settings(legs=("r@10-19,25-30",))
 
 
 def test_a_missing_diagnostic_is_nan_not_an_error(tmp_path):
@@ -210,6 +237,44 @@ def _opening_rows(rules, lines, generation):
     )
 
 
+def test_komi_pairs_count_how_the_result_turns_with_the_komi(tmp_path):
+    """Pairs of games one net played from one position: at one komi the same game; at two, the
+    result turns the right way (proper), the wrong way (inverted) or not at all; games two nets
+    shared, other openings and branches stay out; opening_results says which net played."""
+    rules = go.GoRules(7)
+    d4, d3, c3, c4, e5, e4, c5 = (go.from_gtp(rules, v) for v in ("D4", "D3", "C3", "C4", "E5", "E4", "C5"))
+    games = [
+        ((d4, d3, c3, e5), 8.5, 0.0),
+        ((d4, d3, c3, e5), 8.5, 0.0),  # the same game at the same komi
+        ((d4, d3, c4, e5), 9.0, 1.0),  # half a point more for White, and Black wins: inverted twice
+        ((d4, d3, c3, e4), 12.5, 0.0),  # against the two above: same, same; against the third: proper
+        ((d4, d3, c3, e5), 10.0, 1.0),  # two nets played it: left out
+        ((d4, c5, c3, e5), 8.5, 1.0),  # another opening
+    ]
+    rows = _opening_rows(rules, games, 5)
+    mixed = (np.asarray(rows.game_id) == 4) & (np.asarray(rows.move_number) == 2)
+    rows = rows.replace(generation=np.where(mixed, 4, np.asarray(rows.generation)).astype(np.int32))
+    work = tmp_path / "arm"
+    (work / "replay").mkdir(parents=True)
+    replay.ReplayBuffer(work / "replay", 7).write_generation(5, rows)
+    (work / "metrics.jsonl").write_text(json.dumps({"generation": 5}) + "\n")
+    bands = {r["komi_gap"]: r for r in sharp_value.komi_pairs("arm", str(work), last=1, plies=2)}
+    assert list(bands) == ["0", "0-1", ">3"]
+    assert (bands["0"]["pairs"], bands["0"]["same"], bands["0"]["identical"]) == (1, 1, 1)
+    assert bands["0"]["proper"] is None and math.isnan(bands["0"]["inverted_share"])
+    assert (bands["0-1"]["pairs"], bands["0-1"]["inverted"], bands["0-1"]["proper"]) == (2, 2, 0)
+    assert bands["0-1"]["inverted_share"] == 1.0 and bands["0-1"]["divergence_median"] == 3  # C3 / C4, move 2
+    assert (bands[">3"]["pairs"], bands[">3"]["same"], bands[">3"]["proper"], bands[">3"]["inverted"]) == (3, 2, 1, 0)
+    assert bands[">3"]["inverted_share"] == 0.0 and bands[">3"]["divergence_median"] == 4
+    nets = {
+        (r["komi"], r["net"])
+        for r in sharp_value.opening_results("arm", str(work), 1, 2)
+        if r["opening"] == "B:D4 W:D3"
+    }
+    assert nets == {(8.5, 5), (9.0, 5), (12.5, 5), (10.0, "")}
+    assert sharp_value.komi_pairs("arm", str(tmp_path), last=1, plies=2) == []  # no replay files
+
+
 def test_games_grouped_by_their_opening_and_the_beta_within_them(tmp_path):
     """opening_results reads each complete game's position after the opening from the replay files
     (transpositions meet, branches stay out); within_beta fits one α per opening."""
@@ -264,8 +329,8 @@ def test_games_grouped_by_their_opening_and_the_beta_within_them(tmp_path):
     assert fit["within_beta"] == pytest.approx(beta) and fit["within_beta_se"] == pytest.approx(se)
     assert (fit["within_games"], fit["within_openings"], fit["within_plies"]) == (600, 2, 4)
     assert math.isnan(sharp_value.within_fit([])["within_beta"])
-    assert math.isnan(fit["within_generation_beta"])  # rows without a generation (an older table)
-    # Within (opening, generation): each generation's net moves its openings' fair komi by 6 points, so
+    assert math.isnan(fit["within_net_beta"])  # rows without a net (an older table)
+    # Within (opening, net): each generation's net moves its openings' fair komi by 6 points, so
     # pooled over generations the curve is flatter than within them; the fit with one α per cell
     # recovers the common β (2), the one with an α per opening does not.
     games = [(o, g, k, float(rng.random() < 1 / (1 + np.exp(-2.0 * (a + 6.0 * (g % 2) - k)))))
@@ -276,9 +341,9 @@ def test_games_grouped_by_their_opening_and_the_beta_within_them(tmp_path):
         cell = cells.setdefault((o, g, k), [0, 0.0])
         cell[0] += 1
         cell[1] += y
-    table = [{"plies": 4, "opening": o, "generation": str(g), "komi": k, "games": n, "black_score": y}
-             for (o, g, k), (n, y) in cells.items()]  # fmt: skip
+    table = [{"plies": 4, "opening": o, "generation": str(g), "net": str(g), "komi": k, "games": n,
+              "black_score": y} for (o, g, k), (n, y) in cells.items()]  # fmt: skip
     fit = sharp_value.within_fit(table)
-    assert (fit["within_generation_games"], fit["within_generation_groups"]) == (800, 8)
-    assert fit["within_generation_beta"] == pytest.approx(2.0, abs=0.4)
+    assert (fit["within_net_games"], fit["within_net_groups"]) == (800, 8)
+    assert fit["within_net_beta"] == pytest.approx(2.0, abs=0.4)
     assert fit["within_beta"] < 0.8

@@ -6,13 +6,14 @@
 
 ``experiments/sharp_value.py`` over the shipped round (``shipped``:
 ``results/sharp_value/main/``): each arm a run of ``python -m saijax.train``
-fine-tuned from a zoo net (go7-S1; go7-gpu-G46 for sai_g46) with one set of switches (the
+fine-tuned from a zoo net (go7-S1; go7-gpu-G46 for sai_g46 and sharp_g46) with one set of switches (the
 commands in experiments/README.md, "SAI's sharp value on 7×7"), summarised
 over its last 10 generations. Re-reading needs the arms' workdirs
 (``runs/sharp/<arm>``), which the repository does not ship; their curves
-are in ``curves.csv``. One run an arm is a measurement, not a test; round 4
-declares one family (``LEVER_TESTS``: ``lever_tests.csv``), the data's β of
-each lever arm against its parent's, generation by generation.
+are in ``curves.csv``. One run an arm is a measurement, not a test; rounds 4
+and 5 each declare a family (``LEVER_TESTS``: ``lever_tests.csv``), the data's
+β of each lever arm against its parent's, generation by generation; ``LEGS``
+cuts the end-state run into its legs for the stopping rule (``legs.csv``).
 """
 
 from experiments import run
@@ -22,7 +23,7 @@ ARMS = dict(
     sai_fixed30="runs/sharp/sai_fixed30",
     sai_komi_t25="runs/sharp/sai_komi_t25",
     sai_v256="runs/sharp/sai_v256@26",  # round 2 as shipped (its generation 27 ran in round 3, beside spr32's)
-    sai_v256_spr32="runs/sharp/sai_v256_spr32",  # sai_v256 to generation 26, then 32 samples per new row
+    sai_v256_spr32="runs/sharp/sai_v256_spr32@49",  # sai_v256 to generation 26, then 32 samples per new row (round 3)
     sai_v256_spr32_s1="runs/sharp/sai_v256_spr32_s1",  # the same from the same start, seed 1
     # round 4, each from the last generation of one of the two above (configs/go7_sharp.py) plus one lever:
     sai_v256_spr32_t25="runs/sharp/sai_v256_spr32_t25",  # seed 0 from 49, a komi temperature of 0.25
@@ -30,6 +31,10 @@ ARMS = dict(
     sai_v256_spr32_s1_lam50="runs/sharp/sai_v256_spr32_s1_lam50",  # seed 1 from 40, λ = 0.5 in self-play
     sai_v256_spr32_v1024="runs/sharp/sai_v256_spr32_v1024",  # seed 0 from 49, 1024 visits, 64 games
     sai_g46="runs/sharp/sai_g46",  # go7-gpu-G46 (4×64) with sai_v256's self-play, 64 games a generation (4 generations)
+    # round 5: configs/go7_sharp.py from go7-gpu-G46 (4×64), 64 games a generation
+    sharp_g46="runs/sharp/sharp_g46",
+    # the end-state run: sai_v256_spr32 (the recipe, seed 0) continued a leg a session (LEGS)
+    go7_sharp_s0="runs/sharp/sai_v256_spr32",
 )
 
 
@@ -37,17 +42,27 @@ ARMS = dict(
 # the λ and 1024-visit arms had played more than their first: each lever arm's data's β, generation by
 # generation over its own generations, against its parent's last 10 before the lever (Welch, Holm, BH).
 LEVER_TESTS = (
-    "sai_v256_spr32_t25@50=sai_v256_spr32@40-49",
-    "sai_v256_spr32_s1_t25@41=sai_v256_spr32_s1@31-40",
-    "sai_v256_spr32_s1_lam50@41=sai_v256_spr32_s1@31-40",
-    "sai_v256_spr32_v1024@50=sai_v256_spr32@40-49",
+    "round4:sai_v256_spr32_t25@50=sai_v256_spr32@40-49",
+    "round4:sai_v256_spr32_s1_t25@41=sai_v256_spr32_s1@31-40",
+    "round4:sai_v256_spr32_s1_lam50@41=sai_v256_spr32_s1@31-40",
+    "round4:sai_v256_spr32_v1024@50=sai_v256_spr32@40-49",
+    # Round 5's family, declared while the arm played its first generation: the recipe on go7-gpu-G46's
+    # 4×64 net (64 games a generation), every generation's data β against the 3×32 recipe's plateau.
+    "round5:sharp_g46@0=sai_v256_spr32@40-49",
 )
+
+
+# The end-state run (issue 43, "The end state"): the recipe's (configs/go7_sharp.py) seed 0, one leg a
+# session, each from the last one's newest checkpoint. The stopping rule: three consecutive legs that move
+# β_∅ by less than 0.1 (legs.csv).
+LEGS = ("go7_sharp_s0@27-49,50-69",)  # round 3 (from sai_v256's 26), round 5
 
 
 def get_config():
     c = run.claim_config("sharp_value")
     c.match = dict(board_size=7)
-    c.runs = dict(main=dict(arms=tuple(f"{k}={v}" for k, v in ARMS.items()), last=10, lever_tests=LEVER_TESTS))
+    arms = tuple(f"{k}={v}" for k, v in ARMS.items())
+    c.runs = dict(main=dict(arms=arms, last=10, lever_tests=LEVER_TESTS, legs=LEGS))
     c.rebuild = dict(plot_only=True)
     c.shipped = dict(main="experiments/results/sharp_value/main")
     c.figures = dict(main=["sharp_value.png"])
