@@ -137,6 +137,25 @@ def _opening_label(rules: go.GoRules, own: np.ndarray, opp: np.ndarray, black_to
     return f"B:{stones[0]} W:{stones[1]}"
 
 
+def _replay_generations(
+    workdir: str, last: int, upto: int | None, board_size: int
+) -> tuple[replay.ReplayBuffer, list[int]]:
+    """The run's replay buffer and its last ``last`` generations (up to ``upto``) that have a file."""
+    metrics = common.read_metrics(workdir)
+    gens = sorted(g for g in metrics if upto is None or g <= upto)[-last:]
+    buffer = replay.ReplayBuffer(os.path.join(workdir, "replay"), board_size)
+    stored = set(buffer.available_generations())
+    return buffer, [g for g in gens if g in stored]
+
+
+def _black_view(rows: replay.TrainingRows) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's game komi and Black's score (1 win, ½ draw, 0 loss), from the mover's signed
+    komi and outcome."""
+    black = np.asarray(rows.to_play) == 1  # to_play: +1 Black, -1 White
+    signed_komi, z = np.asarray(rows.signed_komi, np.float64), np.asarray(rows.z, np.float64)
+    return np.where(black, -signed_komi, signed_komi), np.where(black, z, 1.0 - z)
+
+
 def _single_nets(rows: replay.TrainingRows, plies: int) -> dict[int, int]:
     """Each game of a replay file whose moves from ``plies`` on one net played: game id → that net's
     generation. Self-play's slots carry their games across a generation's end, so a file's games
@@ -160,24 +179,20 @@ def opening_results(
     Read from the run's replay files, whose row at move ``plies`` of each complete game gives its
     position, komi and result; generations without a replay file are skipped, and no rows come
     back when none has one. The within-openings fits (:func:`within_fit`) read them."""
-    metrics = common.read_metrics(workdir)
-    gens = sorted(g for g in metrics if upto is None or g <= upto)[-last:]
-    buffer = replay.ReplayBuffer(os.path.join(workdir, "replay"), board_size)
-    stored = set(buffer.available_generations())
-    gens = [g for g in gens if g in stored]
+    buffer, gens = _replay_generations(workdir, last, upto, board_size)
     rules = go.GoRules(board_size)
     cells: dict[tuple[str, float, int, int | str], list[float]] = {}
     for g in gens:
         rows = buffer.read_generation(g)
         nets = _single_nets(rows, plies)
+        komis, scores = _black_view(rows)
         at = np.flatnonzero(~np.asarray(rows.is_branch) & (np.asarray(rows.move_number) == plies))
         planes = np.asarray(features.unpack_planes(np.asarray(rows.planes)[at]))
         own = planes[..., 0].reshape(len(at), -1)  # go.features' plane 0: the mover's stones now
         opp = planes[..., 4].reshape(len(at), -1)  # plane 4: the opponent's
         for j, i in enumerate(at):
-            black = int(rows.to_play[i]) == 1  # to_play: +1 Black, -1 White
-            komi = -float(rows.signed_komi[i]) if black else float(rows.signed_komi[i])
-            score = float(rows.z[i]) if black else 1.0 - float(rows.z[i])
+            black = int(rows.to_play[i]) == 1
+            komi, score = float(komis[i]), float(scores[i])
             net = nets.get(int(rows.game_id[i]), "")
             cell = cells.setdefault((_opening_label(rules, own[j], opp[j], black), komi, int(g), net), [0, 0.0])
             cell[0] += 1
@@ -234,17 +249,15 @@ def _games_by_start(rows: replay.TrainingRows, plies: int) -> list[list[dict]]:
     nets = _single_nets(rows, plies)
     keep = ~np.asarray(rows.is_branch)
     game_id, move = np.asarray(rows.game_id)[keep], np.asarray(rows.move_number)[keep]
-    planes, to_play = np.asarray(rows.planes)[keep], np.asarray(rows.to_play)[keep]
-    signed_komi, z = np.asarray(rows.signed_komi)[keep], np.asarray(rows.z)[keep]
+    planes = np.asarray(rows.planes)[keep]
+    komis, scores = (x[keep] for x in _black_view(rows))
     games: dict[int, dict] = {}
     for i in range(game_id.size):
         if int(game_id[i]) not in nets:
             continue
         game = games.setdefault(int(game_id[i]), {"positions": {}})
         game["positions"][int(move[i])] = planes[i].tobytes()
-        black = int(to_play[i]) == 1
-        game["komi"] = -float(signed_komi[i]) if black else float(signed_komi[i])
-        game["score"] = float(z[i]) if black else 1.0 - float(z[i])
+        game["komi"], game["score"] = float(komis[i]), float(scores[i])
     groups: dict[tuple, list[dict]] = {}
     for gid, game in games.items():
         if plies in game["positions"]:
@@ -268,11 +281,7 @@ def komi_pairs(
     the komi changed a choice. A net whose play the komi does not change turns no pair the wrong
     way; coin flips give a share of ½. A game enters several pairs, so the pairs are not
     independent: a measurement, not a test."""
-    metrics = common.read_metrics(workdir)
-    gens = sorted(g for g in metrics if upto is None or g <= upto)[-last:]
-    buffer = replay.ReplayBuffer(os.path.join(workdir, "replay"), board_size)
-    stored = set(buffer.available_generations())
-    gens = [g for g in gens if g in stored]
+    buffer, gens = _replay_generations(workdir, last, upto, board_size)
     bands: dict[str, dict] = {}
     for g in gens:
         for members in _games_by_start(buffer.read_generation(g), plies):
