@@ -66,9 +66,14 @@ bench: $(STAMP)
 # docs/performance.md gives the one-line install there. Together they fit in
 # 8 minutes of one H100; BENCH_BUDGET is bench-gpu's share, in seconds.
 # GPU_PLATFORM=cpu (and GPU_TESTS=...) tries the targets out on a CPU.
-GPU_PLATFORM ?= cuda
+# cuda,cpu: the GPU is the default device, and JAX keeps a CPU device for host
+# callbacks (the replayed search's miss check, benchmarks/selfplay.py), which
+# fail with JAX_PLATFORMS=cuda alone (found on the first run on an H200).
+GPU_PLATFORM ?= cuda,cpu
 GPU_ENV := JAX_PLATFORMS=$(GPU_PLATFORM) XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONPATH="$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH}"
 GPU_WORKERS ?= 8
+# More pytest flags for test-gpu (e.g. -rA --durations=20, to keep a record).
+GPU_PYTEST_FLAGS ?=
 # The device code: the env, the network, search, self-play, the train step
 # and one pipeline run (tiny.py's two generations).
 GPU_TESTS := tests/go_test.py tests/features_test.py tests/networks_test.py tests/losses_test.py \
@@ -81,7 +86,7 @@ BENCH_FLAGS ?=
 # pytest-xdist's workers share the GPU (no preallocation); a file's tests stay
 # on one worker, so its module fixtures run once.
 test-gpu:
-	$(GPU_ENV) $(PYTHON) -m pytest -q -n $(GPU_WORKERS) --dist loadfile $(GPU_TESTS)
+	$(GPU_ENV) $(PYTHON) -m pytest -q -n $(GPU_WORKERS) --dist loadfile $(GPU_PYTEST_FLAGS) $(GPU_TESTS)
 
 bench-gpu:
 	$(GPU_ENV) $(PYTHON) benchmarks/gpu.py --out $(BENCH_OUT) --budget_s $(BENCH_BUDGET) $(BENCH_FLAGS)

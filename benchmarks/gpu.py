@@ -11,10 +11,12 @@ Sections, in this order (docs/performance.md, "The GPU lane"):
    × {float32, bfloat16}: evaluations/s from benchmarks/selfplay.py's
    :class:`ForwardHarness` (passes inside one jitted loop), compile apart.
 3. ``selfplay``: benchmarks/selfplay.py's steady-state measurement of
-   configs/default.py with the net, batch, bfloat16 and PUCT at 32
-   simulations overridden (4×128 @ 4,096 and 12×256 @ 1,024): self-play
-   evaluations/s, the forward pass at the same batch and precision, their
-   ratio, a chunk's device/host split, and compile seconds apart.
+   configs/default.py with the net, batch, bfloat16 and the search at 32
+   simulations overridden (PUCT at 4×128 @ 4,096 and 12×256 @ 1,024; Gumbel
+   at 6×128 @ 1,024, the anchor's shape), each row once per tree walk
+   (``--walks``): self-play evaluations/s, the forward pass at the same batch
+   and precision, their ratio, the tree work's share, a chunk's device/host
+   split, and compile seconds apart.
 4. ``env``: benchmarks/go_env.py's random play, saijax against pgx's
    go_9x9, at batch 4,096.
 5. ``anchor``: an AlphaZero-style self-play loop made only of pgx and mctx,
@@ -23,7 +25,8 @@ Sections, in this order (docs/performance.md, "The GPU lane"):
    transform, a 6×128 pre-activation ResNet written here in flax, 32
    simulations, batch 1,024, finished games reset in place): its
    evaluations/s (B · (S + 1) a move) and its own self-play/forward ratio
-   from the same forward harness.
+   from the same forward harness, beside section 3's saijax rows at the same
+   shape (their evaluations/s over the anchor's).
 6. ``training``: benchmarks/training.py for configs/go7_gpu.py and
    configs/default.py: training steps/s step by step, in blocks of 32
    (``training.steps_per_call``) and the steps' compute alone, and their
@@ -34,8 +37,9 @@ row it measures, and ``DIR/summary.md`` joins the Markdown, so a run cut
 short still leaves what it measured. Before each row the time it needs is
 estimated from what this run has measured so far (compile seconds, forward
 rates; priors only before anything is measured); a row or section that does
-not fit the time left of ``--budget_s``, or that fails, is marked skipped
-with the reason, and the run goes on. ``--small`` (or the size flags) makes
+not fit the time left of ``--budget_s`` (or of its section's share,
+``--caps``), or that fails, is marked skipped with the reason, and the run
+goes on. ``--small`` (or the size flags) makes
 every section small enough for a CPU in seconds; the tests run it so.
 """
 
@@ -83,14 +87,16 @@ def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x]
 
 
-def _selfplay_specs(text: str) -> list[tuple[int, int, int]]:
-    """'4x128@4096,12x256@1024' -> [(4, 128, 4096), (12, 256, 1024)]."""
+def _selfplay_specs(text: str) -> list[tuple[int, int, int, str]]:
+    """'4x128@4096,6x128@1024:gumbel' -> [(4, 128, 4096, "puct"), (6, 128, 1024, "gumbel")]:
+    the net, the batch and the search algorithm (PUCT unless a ``:algorithm`` suffix names one)."""
     out = []
     for spec in text.split(","):
         if spec:
+            spec, _, algorithm = spec.partition(":")
             net, batch = spec.split("@")
             blocks, filters = (int(x) for x in net.split("x"))
-            out.append((blocks, filters, int(batch)))
+            out.append((blocks, filters, int(batch), algorithm or "puct"))
     return out
 
 
@@ -110,10 +116,11 @@ def _line(e: BaseException) -> str:
 class Lane:
     """The output folder, the budget, and what this run has measured."""
 
-    def __init__(self, out: str, budget_s: float):
+    def __init__(self, out: str, budget_s: float, caps: dict[str, float] | None = None):
         self.out = out
         self.start = time.perf_counter()
         self.budget_s = float(budget_s)
+        self.caps = dict(caps or {})  # section -> its own seconds, within the budget
         self.sections: list[Section] = []
         # What estimates are made from: compile seconds and evaluations/s.
         self.forward_compile: list[float] = []
@@ -205,8 +212,16 @@ class Section:
         return os.path.join(self.lane.out, f"{self.index}_{self.name}")
 
     def fits(self, estimate: float) -> str | None:
-        """None if ``estimate`` seconds fit the time left, else the reason."""
+        """None if ``estimate`` seconds fit the time left (of the run's budget, and of this
+        section's cap if ``--caps`` gives it one and a row of it was measured: the first row's
+        estimate rests on priors), else the reason."""
         left = self.lane.left()
+        cap = self.lane.caps.get(self.name)
+        measured = any("skipped" not in row for row in self.rows)
+        if cap is not None and measured and cap - (time.perf_counter() - self.t0) < left:
+            left = cap - (time.perf_counter() - self.t0)
+            if estimate > left:
+                return f"budget: needs about {estimate:.0f} s, {max(left, 0):.0f} s left of the section's {cap:.0f} s"
         if estimate <= left:
             return None
         return f"budget: needs about {estimate:.0f} s, {max(left, 0):.0f} s left"
@@ -306,6 +321,8 @@ def versions(lane: Lane, args):
     if lane.provenance["saijax_commit"]:
         found["saijax commit"] = lane.provenance["saijax_commit"]
     found["budget_s"] = lane.budget_s
+    if lane.caps:
+        found["section caps, s"] = ", ".join(f"{k} {v:.0f}" for k, v in lane.caps.items())
     found["sizes"] = "small (--small)" if args.small else "full"
     for name, value in found.items():
         section.rows.append({"name": name, "value": value})
@@ -404,14 +421,15 @@ def forward(lane: Lane, args):
 # 3. Steady-state self-play (benchmarks/selfplay.py).
 
 
-def selfplay_config(args, blocks, filters, batch, walk="auto"):
-    """configs/default.py with the net, batch, precision and search (and its tree ``walk``) overridden."""
+def selfplay_config(args, blocks, filters, batch, walk="auto", algorithm="puct"):
+    """configs/default.py with the net, batch, precision and search (its ``algorithm`` and tree
+    ``walk``) overridden."""
     config = config_lib.load_config(DEFAULT_CONFIG)
     config.search.walk = walk
     config.network.blocks, config.network.filters = blocks, filters
     config.schedules.network = ()
     config.schedules.visits = ()
-    config.search.algorithm = "puct"
+    config.search.algorithm = algorithm
     config.search.num_simulations = args.simulations
     config.precision = args.precision
     config.selfplay.batch_size = batch
@@ -423,10 +441,11 @@ def selfplay_config(args, blocks, filters, batch, walk="auto"):
 def selfplay(lane: Lane, args):
     section = lane.section(
         "selfplay",
-        f"Steady-state self-play, 9×9, {args.precision}, PUCT {args.simulations} simulations (benchmarks/selfplay.py)",
+        f"Steady-state self-play, 9×9, {args.precision}, {args.simulations} simulations (benchmarks/selfplay.py)",
         [
             ("net", "net"),
             ("batch", "batch"),
+            ("algorithm", "search"),
             ("walk", "tree walk"),
             ("selfplay_evals_per_s", "self-play evaluations/s"),
             ("forward_evals_per_s", "forward pass alone"),
@@ -448,10 +467,11 @@ def selfplay(lane: Lane, args):
         "'parents' loops up the tree, 'path' uses the descent's record without a loop "
         "(saijax/core/mcts.py); same games."
     )
-    specs = [(b, f, n, w) for b, f, n in _selfplay_specs(args.selfplay) for w in args.walks.split(",")]
-    for blocks, filters, batch, walk in specs:
-        keys = {"net": f"{blocks}x{filters}", "batch": batch, "walk": walk}
-        config = selfplay_config(args, blocks, filters, batch, walk)
+    specs = [(b, f, n, a, w) for b, f, n, a in _selfplay_specs(args.selfplay) for w in args.walks.split(",")]
+    row_seconds = []  # wall time of each measured row, compile included
+    for blocks, filters, batch, algorithm, walk in specs:
+        keys = {"net": f"{blocks}x{filters}", "batch": batch, "algorithm": algorithm, "walk": walk}
+        config = selfplay_config(args, blocks, filters, batch, walk, algorithm)
         moves = config.selfplay.chunk_moves
         estimate = lane.selfplay_estimate(
             blocks,
@@ -463,10 +483,13 @@ def selfplay(lane: Lane, args):
             args.rounds * args.chunks,
             4,  # self-play, the forward pass, the search alone, its tree work (benchmarks/selfplay.measure)
         )
+        # A row also compiles the search alone and its replay: no shorter than the rows so far.
+        estimate = max([estimate, *row_seconds])
         reason = section.fits(estimate)
         if reason:
             section.skip_row(keys, reason)
             continue
+        t = time.perf_counter()
         try:
             bench = selfplay_bench.build(config)
             compiled = selfplay_bench.compile_chunk(bench)
@@ -478,8 +501,9 @@ def selfplay(lane: Lane, args):
             traceback.print_exc()
             section.skip_row(keys, "failed: " + _line(e))
             continue
+        row_seconds.append(time.perf_counter() - t)
         lane.selfplay_ratio.append(result["ratio"])
-        section.notes.append(f"{keys['net']} @ {batch}: {bench.describe()}")
+        section.notes.append(f"{keys['net']} @ {batch}, {algorithm}: {bench.describe()}")
         section.add(
             {
                 **keys,
@@ -497,6 +521,17 @@ def selfplay(lane: Lane, args):
             }
         )
     section.finish()
+
+
+def _saijax_at(lane: Lane, net: str, batch: int, algorithm: str) -> list[dict[str, Any]]:
+    """Section 3's measured rows of this net, batch and search algorithm."""
+    return [
+        row
+        for section in lane.sections
+        if section.name == "selfplay"
+        for row in section.rows
+        if "skipped" not in row and (row["net"], row["batch"], row["algorithm"]) == (net, batch, algorithm)
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -658,6 +693,7 @@ def anchor(lane: Lane, args):
             ("ratio", "self-play / forward"),
             ("ratio_spread", "ratio spread"),
             ("compile_s", "compile s"),
+            ("saijax_over_anchor", "saijax / anchor"),
         ],
     )
     estimate = lane.selfplay_estimate(
@@ -713,6 +749,22 @@ def anchor(lane: Lane, args):
         }
     )
     section.add({"what": "forward pass alone", "evals_per_s": fwd_rate, "compile_s": harness.compile_seconds})
+    for row in _saijax_at(lane, f"{blocks}x{filters}", batch, "gumbel"):
+        section.add(
+            {
+                "what": f"saijax at this shape (section 3: Gumbel, walk {row['walk']}, {args.precision})",
+                "evals_per_s": row["selfplay_evals_per_s"],
+                "ratio": row["ratio"],
+                "ratio_spread": row["ratio_spread"],
+                "compile_s": row["compile_s"],
+                "saijax_over_anchor": row["selfplay_evals_per_s"] / sp_rate,
+            }
+        )
+        section.notes.append(
+            f"saijax (walk {row['walk']}) / anchor, self-play evaluations/s: "
+            f"{row['selfplay_evals_per_s'] / sp_rate:.2f}; self-play/forward {row['ratio']:.2f} against "
+            f"{float(np.median(ratios)):.2f}."
+        )
     section.notes.append(
         f"{args.rounds} alternating rounds of {args.chunks} chunk(s) of {moves} moves (records to the host after "
         f"each) and loops of {args.forward_passes} forward passes (the same harness as section 2) timed over as long "
@@ -806,7 +858,8 @@ SIZES = dict(
     forward_batches=("1024,4096", "8,16"),
     forward_passes=(10, 8),
     moves=(20, 0),  # random moves before the forward pass's positions (0: empty boards)
-    selfplay=("4x128@4096,12x256@1024", "1x8@8"),
+    # 6x128@1024:gumbel is the anchor's shape (section 5), for saijax beside it.
+    selfplay=("4x128@4096,6x128@1024:gumbel,12x256@1024", "1x8@8,1x8@8:gumbel"),
     simulations=(32, 4),
     chunk_moves=(0, 4),  # 0: the config's (16)
     rounds=(3, 1),
@@ -835,6 +888,12 @@ def parse_args(argv=None):
     parser.add_argument("--precision", default="bfloat16", help="self-play's network precision")
     parser.add_argument("--anchor_precision", default="float32", help="the anchor net's (pgx's example: float32)")
     parser.add_argument("--walks", default="path,parents", help="self-play's search.walk values, a row each")
+    parser.add_argument(
+        "--caps",
+        default="",
+        help="seconds a section may take at most, within --budget_s, so that later sections keep time: "
+        "e.g. 'selfplay=240,training=60' (default: none)",
+    )
     for name, (full, small) in SIZES.items():
         parser.add_argument(
             f"--{name}", type=type(full), default=None, help=f"default {full!r} ({small!r} with --small)"
@@ -849,12 +908,27 @@ def parse_args(argv=None):
     unknown = set(args.sections.split(",")) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections {sorted(unknown)}; known: {', '.join(SECTIONS)}")
+    args.caps = _caps(parser, args.caps)
     return args
+
+
+def _caps(parser, text: str) -> dict[str, float]:
+    """'selfplay=240,training=60' -> {"selfplay": 240.0, "training": 60.0}; a bad entry is a usage error."""
+    caps = {}
+    for item in filter(None, text.split(",")):
+        name, sep, seconds = item.partition("=")
+        if not sep or name not in SECTIONS:
+            parser.error(f"--caps: {item!r} is not SECTION=SECONDS with a section of {', '.join(SECTIONS)}")
+        try:
+            caps[name] = float(seconds)
+        except ValueError:
+            parser.error(f"--caps: {item!r}: {seconds!r} is not a number of seconds")
+    return caps
 
 
 def main(argv=None):
     args = parse_args(argv)
-    lane = Lane(args.out, args.budget_s)
+    lane = Lane(args.out, args.budget_s, args.caps)
     wanted = args.sections.split(",")
     for name, fn in SECTIONS.items():
         if name not in wanted:

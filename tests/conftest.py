@@ -25,7 +25,7 @@ import os
 
 # Default to the CPU backend so the suite behaves the same on machines with an
 # accelerator. setdefault keeps an explicit JAX_PLATFORMS from the caller:
-# `make test-gpu` sets JAX_PLATFORMS=cuda, and its pytest-xdist workers inherit
+# `make test-gpu` sets JAX_PLATFORMS=cuda,cpu, and its pytest-xdist workers inherit
 # it. The device count is deliberately left alone: sharding tests start their
 # own subprocess with fake CPU devices (the ``fake_devices`` fixture below),
 # also under `make test-gpu`.

@@ -302,6 +302,32 @@ def test_gpu_benchmark_writes_the_sections_it_measures(tmp_path):
     assert "| 1x8 | 8 | bfloat16 |" in (out / "2_forward.md").read_text()
 
 
+def test_a_section_cap_keeps_its_first_row_and_skips_the_rest(tmp_path):
+    """--caps forward=0: the section's first row still runs (its estimate rests on priors), the
+    next ones are skipped for the cap, not the run's budget."""
+    out = tmp_path / "bench"
+    args = ["--small", "--sections", "versions,forward", "--forward_nets", "1x8", "--forward_batches", "8"]
+    _run(["benchmarks/gpu.py", *args, "--caps", "forward=0", "--budget_s", "600", "--out", str(out)])
+    found = _check_section_files(out, ["versions", "forward"])
+    first, second = found["forward"]["rows"]
+    assert "skipped" not in first and first["evals_per_s"] > 0
+    assert "of the section's 0 s" in second["skipped"] and found["forward"]["status"] == "partial"
+    assert {"name": "section caps, s", "value": "forward 0"} in found["versions"]["rows"]
+
+
+@pytest.mark.parametrize("caps", ["forward", "nosuch=5", "forward=soon"])
+def test_a_bad_cap_is_a_usage_error_naming_it(caps):
+    out = subprocess.run(
+        [sys.executable, "benchmarks/gpu.py", "--small", "--caps", caps, "--budget_s", "1", "--out", "/nonexistent/x"],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2 and f"--caps: {caps!r}" in out.stderr, out.stderr
+
+
 @pytest.mark.slow
 def test_gpu_benchmark_small_measures_every_section(tmp_path):
     out = tmp_path / "bench"
@@ -311,13 +337,26 @@ def test_gpu_benchmark_small_measures_every_section(tmp_path):
     assert all(d["status"] == "done" for d in found.values()), {n: d["reason"] for n, d in found.items()}
     assert {r["name"] for r in found["versions"]["rows"]} >= {"jax", "backend", "devices"}
     assert len(found["forward"]["rows"]) == 8 and all(r["evals_per_s"] > 0 for r in found["forward"]["rows"])
-    rows = found["selfplay"]["rows"]  # a row per tree walk (search.walk)
-    assert [r["walk"] for r in rows] == ["path", "parents"]
+    rows = found["selfplay"]["rows"]  # a row per search algorithm and tree walk (search.walk)
+    assert [(r["algorithm"], r["walk"]) for r in rows] == [
+        ("puct", "path"),
+        ("puct", "parents"),
+        ("gumbel", "path"),
+        ("gumbel", "parents"),
+    ]
     assert all(0 < r["ratio"] <= 1 + TIMING_TOLERANCE and r["compile_s"] > 0 for r in rows)
     assert all(0 < r["tree_work_share"] <= 1 + TIMING_TOLERANCE for r in rows)
     assert [r["env"] for r in found["env"]["rows"]] == ["saijax", "pgx go_9x9"]
     anchor = {r["what"]: r for r in found["anchor"]["rows"]}
     assert 0 < anchor["self-play"]["ratio"] <= 1 + TIMING_TOLERANCE and anchor["forward pass alone"]["evals_per_s"] > 0
+    # saijax's Gumbel rows at the anchor's shape, beside it, as a multiple of its rate.
+    beside = [r for what, r in anchor.items() if what.startswith("saijax at this shape")]
+    assert len(beside) == 2
+    gumbel = {r["walk"]: r["selfplay_evals_per_s"] for r in rows if r["algorithm"] == "gumbel"}
+    for r in beside:
+        walk = r["what"].split("walk ")[1].split(",")[0]
+        assert r["evals_per_s"] == gumbel[walk]
+        assert r["saijax_over_anchor"] == pytest.approx(gumbel[walk] / anchor["self-play"]["evals_per_s"])
     (tr,) = found["training"]["rows"]
     assert tr["config"] == "go7_gpu" and min(tr["step_by_step"], tr["blocks"], tr["compute"]) > 0
     assert tr["blocks_over_compute"] > 0 and tr["compile_s"] > 0
@@ -354,7 +393,8 @@ def test_gpu_targets_use_the_python_that_is_there():
     assert len(commands) == 2
     for command in commands:
         assert not re.search(r"\bpip\b|venv", command), command
-        assert "JAX_PLATFORMS=cuda" in command and "XLA_PYTHON_CLIENT_PREALLOCATE=false" in command
+        # The GPU by default, and a CPU device for host callbacks (the replayed search's check).
+        assert "JAX_PLATFORMS=cuda,cpu" in command and "XLA_PYTHON_CLIENT_PREALLOCATE=false" in command
         assert " /opt/python3 " in command
     test, bench = commands
     assert "-m pytest" in test and re.search(r" -n \d+ ", test)
@@ -366,6 +406,28 @@ def test_gpu_targets_use_the_python_that_is_there():
         if name:
             with open(os.path.join(REPO, file)) as f:
                 assert f"def {name}(" in f.read(), path
+
+
+def test_the_lane_script_stops_the_tests_on_time_and_leaves_few_files(tmp_path):
+    """benchmarks/gpu_lane.sh with 1 s for the tests and no time for the bench: pytest is stopped,
+    test-gpu.txt says so, and what comes back fits the device tool's 8 files."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    out = tmp_path / "out"
+    env = dict(_env(), PYTHON=sys.executable, GPU_PLATFORM="cpu")
+    done = subprocess.run(
+        ["sh", "benchmarks/gpu_lane.sh", str(out), "20", "1"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / "test-gpu.txt").read_text().startswith("stopped at 1 s: ")
+    assert "test-gpu" in (out / "test-gpu.log").read_text()
+    assert not (out / "bench.tar.gz").exists()  # 20 s leave the bench no time
+    assert len(list(out.iterdir())) <= 8
 
 
 def test_the_repository_stays_under_50_mb():
