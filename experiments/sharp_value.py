@@ -428,20 +428,25 @@ def arm_row(
     }
 
 
-def parse_lever_test(spec: str) -> tuple[str, str, int, str, int, int]:
-    """``"[FAMILY:]ARM@FROM=PARENT@FIRST-LAST"`` as (family, arm, from, parent, first, last): the lever
-    arm's generations from ``FROM`` on against its parent's generations ``FIRST``–``LAST``, in the
-    family of tests ``FAMILY`` ("" when not given) that Holm's and BH's adjustments run over."""
+def parse_lever_test(spec: str) -> tuple[str, str, int, int | None, str, int, int]:
+    """``"[FAMILY:]ARM@FROM[-TO]=PARENT@FIRST-LAST"`` as (family, arm, from, to, parent, first, last):
+    the lever arm's generations ``FROM``–``TO`` (from ``FROM`` on, ``to`` None, without ``-TO``)
+    against its parent's generations ``FIRST``–``LAST``, in the family of tests ``FAMILY`` (""
+    when not given) that Holm's and BH's adjustments run over. ``TO`` pins a declared test to the
+    generations it was declared for when the arm plays on (a later round declares its own)."""
     family, _, test = spec.rpartition(":")
     arm_part, eq, parent_part = test.partition("=")
-    arm, _, start = arm_part.partition("@")
+    arm, _, own_span = arm_part.partition("@")
+    start, dash, end = own_span.partition("-")
     parent, _, span = parent_part.partition("@")
     first, _, last = span.partition("-")
-    if not (eq and arm and parent and start.isdigit() and first.isdigit() and last.isdigit()):
-        raise ValueError(f"lever_tests: give each as [FAMILY:]ARM@FROM=PARENT@FIRST-LAST, got {spec!r}")
-    if int(first) > int(last):
-        raise ValueError(f"lever_tests: {spec!r}: the parent's generations {first}-{last} run backwards")
-    return family, arm, int(start), parent, int(first), int(last)
+    if not (
+        eq and arm and parent and start.isdigit() and (end.isdigit() or not dash) and first.isdigit() and last.isdigit()
+    ):
+        raise ValueError(f"lever_tests: give each as [FAMILY:]ARM@FROM[-TO]=PARENT@FIRST-LAST, got {spec!r}")
+    if int(first) > int(last) or (dash and int(start) > int(end)):
+        raise ValueError(f"lever_tests: {spec!r}: a span of generations runs backwards")
+    return family, arm, int(start), int(end) if dash else None, parent, int(first), int(last)
 
 
 def lever_tests(curves: list[dict], specs: tuple[str, ...], key: str = "data_beta") -> list[dict]:
@@ -458,10 +463,10 @@ def lever_tests(curves: list[dict], specs: tuple[str, ...], key: str = "data_bet
         by_arm.setdefault(r["arm"], {})[int(r["generation"])] = r
     rows = []
     for spec in specs:
-        family, arm, start, parent, first, last = parse_lever_test(spec)
+        family, arm, start, end, parent, first, last = parse_lever_test(spec)
         if arm not in by_arm or parent not in by_arm:
             continue
-        own = [r for g, r in sorted(by_arm[arm].items()) if g >= start]
+        own = [r for g, r in sorted(by_arm[arm].items()) if g >= start and (end is None or g <= end)]
         base = [r for g, r in sorted(by_arm[parent].items()) if first <= g <= last]
         x, y = _values(own, key), _values(base, key)
         mean_x, mean_y, sd_x, sd_y = _mean(own, key), _mean(base, key), _sd(own, key), _sd(base, key)
@@ -664,8 +669,9 @@ class Settings(common.Settings):
     )
     lever_tests: tuple[str, ...] = setting(
         (),
-        "[FAMILY:]ARM@FROM=PARENT@FIRST-LAST: Welch tests of the data's β per generation, each lever arm's "
-        "own generations against its parent's, Holm and BH within each FAMILY (lever_tests.csv)",
+        "[FAMILY:]ARM@FROM[-TO]=PARENT@FIRST-LAST: Welch tests of the data's β per generation, each lever "
+        "arm's own generations (FROM on, or FROM-TO) against its parent's, Holm and BH within each FAMILY "
+        "(lever_tests.csv)",
     )
     legs: tuple[str, ...] = setting(
         (),

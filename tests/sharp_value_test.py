@@ -138,11 +138,18 @@ def test_lever_tests_compare_each_arm_with_its_parents_plateau():
     (own,) = [r for r in sharp_value.lever_tests(parent + sharp + flat, ("s@10=p@0-9", "r5:f@10=p@0-9"))
               if r["family"] == "r5"]  # fmt: skip
     assert own["arm"] == "f" and own["family_size"] == 1 and own["holm_p"] == pytest.approx(f_row["p"])
-    assert sharp_value.parse_lever_test("r5:s@10=p@0-9") == ("r5", "s", 10, "p", 0, 9)
-    with pytest.raises(ValueError, match="ARM@FROM=PARENT@FIRST-LAST"):
-        sharp_value.parse_lever_test("s=p@0-9")
-    with pytest.raises(ValueError, match="lever_tests"):
-        sharp_value.Settings(lever_tests=("s@10=p@9-0",))
+    assert sharp_value.parse_lever_test("r5:s@10=p@0-9") == ("r5", "s", 10, None, "p", 0, 9)
+    # A declared test pinned to its generations: the arm's later ones do not enter it.
+    assert sharp_value.parse_lever_test("r5:s@10-14=p@0-9") == ("r5", "s", 10, 14, "p", 0, 9)
+    (pinned,) = sharp_value.lever_tests(parent + sharp, ("s@10-14=p@0-9",))
+    assert (pinned["arm_n"], pinned["arm_generations"]) == (5, "10-14")
+    assert pinned["arm_mean"] == pytest.approx(np.mean([r["data_beta"] for r in sharp[10:15]]))
+    for bad in ("s=p@0-9", "s@10-=p@0-9", "s@x=p@0-9"):
+        with pytest.raises(ValueError, match=r"ARM@FROM\[-TO\]=PARENT@FIRST-LAST"):
+            sharp_value.parse_lever_test(bad)
+    for backwards in ("s@10=p@9-0", "s@14-10=p@0-9"):
+        with pytest.raises(ValueError, match="runs backwards"):
+            sharp_value.Settings(lever_tests=(backwards,))
 
 
 def test_legs_measure_the_stopping_rule():

@@ -48,7 +48,10 @@ LEVER_TESTS = (
     "round4:sai_v256_spr32_v1024@50=sai_v256_spr32@40-49",
     # Round 5's family, declared while the arm played its first generation: the recipe on go7-gpu-G46's
     # 4×64 net (64 games a generation), every generation's data β against the 3×32 recipe's plateau.
-    "round5:sharp_g46@0=sai_v256_spr32@40-49",
+    "round5:sharp_g46@0-11=sai_v256_spr32@40-49",
+    # Round 6's family, declared before the arm's generation 12 was played (session 6, 2026-11-28): the
+    # same arm continued, its new generations only (12 on), against the same plateau.
+    "round6:sharp_g46@12=sai_v256_spr32@40-49",
 )
 
 
