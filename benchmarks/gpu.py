@@ -14,7 +14,7 @@ Sections, in this order (docs/performance.md, "The GPU lane"):
    configs/default.py with the net, batch, bfloat16 and the search at 32
    simulations overridden (PUCT at 4×128 @ 4,096 and 12×256 @ 1,024; Gumbel
    at 6×128 @ 1,024, the anchor's shape), each row once per tree walk
-   (``--walks``): self-play evaluations/s, the forward pass at the same batch
+   (``--walks``, default ``path``): self-play evaluations/s, the forward pass at the same batch
    and precision, their ratio, the tree work's share, a chunk's device/host
    split, and compile seconds apart.
 4. ``env``: benchmarks/go_env.py's random play, saijax against pgx's
@@ -887,7 +887,12 @@ def parse_args(argv=None):
     parser.add_argument("--sections", default=",".join(SECTIONS), help="comma-separated, in the fixed order")
     parser.add_argument("--precision", default="bfloat16", help="self-play's network precision")
     parser.add_argument("--anchor_precision", default="float32", help="the anchor net's (pgx's example: float32)")
-    parser.add_argument("--walks", default="path,parents", help="self-play's search.walk values, a row each")
+    parser.add_argument(
+        "--walks",
+        default="path",
+        help="self-play's search.walk values, a row each (default: the GPU's walk; 'path,parents' measures "
+        "both, as benchmarks/results/2026-11-28-h200 did: path +10.7%%)",
+    )
     parser.add_argument(
         "--caps",
         default="",

@@ -331,7 +331,7 @@ def test_a_bad_cap_is_a_usage_error_naming_it(caps):
 @pytest.mark.slow
 def test_gpu_benchmark_small_measures_every_section(tmp_path):
     out = tmp_path / "bench"
-    stdout = _run(["benchmarks/gpu.py", "--small", "--budget_s", "900", "--out", str(out)])
+    stdout = _run(["benchmarks/gpu.py", "--small", "--walks", "path,parents", "--budget_s", "900", "--out", str(out)])
     assert "wrote 6 sections" in stdout
     found = _check_section_files(out)
     assert all(d["status"] == "done" for d in found.values()), {n: d["reason"] for n, d in found.items()}
