@@ -315,6 +315,17 @@ def test_a_section_cap_keeps_its_first_row_and_skips_the_rest(tmp_path):
     assert {"name": "section caps, s", "value": "forward 0"} in found["versions"]["rows"]
 
 
+def test_selfplay_rows_name_their_search():
+    """--selfplay: PUCT unless a row names its algorithm; the GPU run's rows include Gumbel at the anchor's shape."""
+    gpu = _module("gpu")
+    assert gpu._selfplay_specs("4x128@4096,6x128@1024:gumbel") == [(4, 128, 4096, "puct"), (6, 128, 1024, "gumbel")]
+    args = gpu.parse_args(["--out", "x", "--budget_s", "1"])
+    assert (6, 128, 1024, "gumbel") in gpu._selfplay_specs(args.selfplay)
+    assert (*gpu._nets(args.anchor_net)[0], args.anchor_batch) == (6, 128, 1024)
+    config = gpu.selfplay_config(args, 6, 128, 1024, "path", "gumbel")
+    assert (config.search.algorithm, config.search.walk, config.selfplay.batch_size) == ("gumbel", "path", 1024)
+
+
 @pytest.mark.parametrize("caps", ["forward", "nosuch=5", "forward=soon"])
 def test_a_bad_cap_is_a_usage_error_naming_it(caps):
     out = subprocess.run(
@@ -331,19 +342,16 @@ def test_a_bad_cap_is_a_usage_error_naming_it(caps):
 @pytest.mark.slow
 def test_gpu_benchmark_small_measures_every_section(tmp_path):
     out = tmp_path / "bench"
-    stdout = _run(["benchmarks/gpu.py", "--small", "--walks", "path,parents", "--budget_s", "900", "--out", str(out)])
+    # Self-play at the anchor's (small) shape only, with both walks: two rows, each beside the anchor.
+    args = ["--small", "--selfplay", "1x8@8:gumbel", "--walks", "path,parents", "--budget_s", "900"]
+    stdout = _run(["benchmarks/gpu.py", *args, "--out", str(out)], timeout=900)
     assert "wrote 6 sections" in stdout
     found = _check_section_files(out)
     assert all(d["status"] == "done" for d in found.values()), {n: d["reason"] for n, d in found.items()}
     assert {r["name"] for r in found["versions"]["rows"]} >= {"jax", "backend", "devices"}
     assert len(found["forward"]["rows"]) == 8 and all(r["evals_per_s"] > 0 for r in found["forward"]["rows"])
-    rows = found["selfplay"]["rows"]  # a row per search algorithm and tree walk (search.walk)
-    assert [(r["algorithm"], r["walk"]) for r in rows] == [
-        ("puct", "path"),
-        ("puct", "parents"),
-        ("gumbel", "path"),
-        ("gumbel", "parents"),
-    ]
+    rows = found["selfplay"]["rows"]  # a row per tree walk (search.walk)
+    assert [(r["algorithm"], r["walk"]) for r in rows] == [("gumbel", "path"), ("gumbel", "parents")]
     assert all(0 < r["ratio"] <= 1 + TIMING_TOLERANCE and r["compile_s"] > 0 for r in rows)
     assert all(0 < r["tree_work_share"] <= 1 + TIMING_TOLERANCE for r in rows)
     assert [r["env"] for r in found["env"]["rows"]] == ["saijax", "pgx go_9x9"]
