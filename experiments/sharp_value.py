@@ -520,7 +520,8 @@ def leg_rows(curves: list[dict], specs: tuple[str, ...], key: str = "beta_empty"
     leg's mean and the sd over its last :data:`LEG_TAIL` generations (what one generation's β_∅ wanders
     by); ``small`` when |move| < :data:`STOP_MOVE`, ``small_run`` the consecutive small legs ending at
     this one, ``stop`` once :data:`STOP_LEGS` of them follow each other. Legs past the arm's curve
-    are left out; a leg whose start is missing moves NaN."""
+    are left out; a leg whose start is missing moves NaN; a leg still being played (``complete``
+    false) is shown but neither counts toward the stop nor breaks the count."""
     by_arm: dict[str, dict[int, dict]] = {}
     for r in curves:
         by_arm.setdefault(r["arm"], {})[int(r["generation"])] = r
@@ -537,10 +538,12 @@ def leg_rows(curves: list[dict], specs: tuple[str, ...], key: str = "beta_empty"
             end = _values([own[-1]], key)
             move = end[0] - start[0] if start and end else math.nan
             small = math.isfinite(move) and abs(move) < STOP_MOVE
-            run = run + 1 if small else 0
+            complete = int(own[-1]["generation"]) == last
+            if complete:  # a leg still being played neither counts toward the stop nor breaks the count
+                run = run + 1 if small else 0
             rows.append({
                 "arm": arm, "leg": n, "generations": f"{own[0]['generation']}-{own[-1]['generation']}",
-                "complete": int(own[-1]["generation"]) == last, "quantity": key,
+                "complete": complete, "quantity": key,
                 "start": start[0] if start else math.nan, "end": end[0] if end else math.nan, "move": move,
                 "mean": _mean(own, key), "tail_sd": _sd(own[-LEG_TAIL:], key),
                 "data_beta_mean": _mean(own, "data_beta"), "alpha_empty_mean": _mean(own, "alpha_empty"),

@@ -161,11 +161,18 @@ def test_legs_measure_the_stopping_rule():
     rows = sharp_value.leg_rows(curve, ("r@10-19,20-29,30-39,40-49,50-59,60-69",))
     assert [r["generations"] for r in rows] == ["10-19", "20-29", "30-39", "40-49", "50-54"]
     assert [round(r["move"], 2) for r in rows] == [0.20, 0.05, -0.07, 0.04, -0.12]
-    assert [r["small_run"] for r in rows] == [0, 1, 2, 3, 0]
-    assert [r["stop"] for r in rows] == [False, False, False, True, False]
+    assert [r["small_run"] for r in rows] == [0, 1, 2, 3, 3]  # the last leg is still being played
+    assert [r["stop"] for r in rows] == [False, False, False, True, True]
     assert rows[-1]["complete"] is False and rows[0]["complete"] is True
     assert rows[0]["evaluations_m"] == pytest.approx(15.0)
     assert rows[0]["mean"] == pytest.approx((0.4 * 9 + 0.5) / 10)
+    # A leg still being played that has moved little so far does not count toward the stop.
+    calm = [dict(r, beta_empty=0.52) if r["generation"] >= 50 else r for r in curve]
+    (*_, fourth, playing) = sharp_value.leg_rows(calm, ("r@10-19,20-29,30-39,40-49,50-59",))
+    assert playing["small"] and not playing["complete"]
+    assert (playing["small_run"], playing["stop"]) == (fourth["small_run"], fourth["stop"]) == (3, True)
+    (*_, third, playing) = sharp_value.leg_rows(calm, ("r@10-19,20-29,30-49,50-59",))
+    assert third["small_run"] == 2 and playing["small"] and playing["small_run"] == 2 and not playing["stop"]
     assert sharp_value.leg_rows(curve, ("other@10-19",)) == []
     for bad in ("r", "r@10-19,21-29", "r@19-10", "r@a-b", "@1-2"):
         with pytest.raises(ValueError, match="legs"):
