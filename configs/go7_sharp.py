@@ -22,15 +22,15 @@ What did not move β_∅: the fixed-komi share, a komi temperature of 0.25,
 SAI's opening on its own (round 1); on top of this recipe (round 4), a
 komi temperature of 0.25 (β_∅ 0.41 → 0.30 in 14 generations), λ = 0.5 in
 self-play (the data's β fell, 0.47 → 0.31: Welch, Holm p = 0.004) and 1024
-visits (0.41 held; the data's β +0.05, inconclusive); a second leg of
-seed 0 (round 5, generations 50–69) held β_∅ at 0.42 (moved −0.05) while
-α_∅ drifted to 8.3. What limits it: the data's curve is as flat within
+visits (0.41 held; the data's β +0.05, inconclusive); the second and
+third legs of seed 0 (rounds 5 and 6, generations 50–89) moved β_∅ by
+−0.05 and −0.07 (to 0.32) while α_∅ drifted to 8.3–8.8. What limits it: the data's curve is as flat within
 one opening and one net as pooled (experiments/sharp_value.py's within
 fits), and pairs of games one net played from one position a point of komi
 apart part by move 6–12 and turn the wrong way in about a third of the
 pairs that turn (`komi_pairs.csv`): the flatness is in the 3×32 net's own
-play. The lever left is the net's size (12 CPU generations from
-go7-gpu-G46 were inconclusive), a GPU's job:
+play. The lever left is the net's size (21 CPU generations from
+go7-gpu-G46, two declared tests, both inconclusive), a GPU's job:
 `go7_sharp_gpu.py` is this recipe from go7-gpu-G46's 4×64 net with
 go7_gpu.py's GPU switches (2,048 slots, 8-minute legs).
 """
