@@ -215,16 +215,15 @@ class Section:
         """None if ``estimate`` seconds fit the time left (of the run's budget, and of this
         section's cap if ``--caps`` gives it one and a row of it was measured: the first row's
         estimate rests on priors), else the reason."""
-        left = self.lane.left()
+        left, of = self.lane.left(), ""
         cap = self.lane.caps.get(self.name)
-        measured = any("skipped" not in row for row in self.rows)
-        if cap is not None and measured and cap - (time.perf_counter() - self.t0) < left:
-            left = cap - (time.perf_counter() - self.t0)
-            if estimate > left:
-                return f"budget: needs about {estimate:.0f} s, {max(left, 0):.0f} s left of the section's {cap:.0f} s"
+        if cap is not None and any("skipped" not in row for row in self.rows):
+            cap_left = cap - (time.perf_counter() - self.t0)
+            if cap_left < left:
+                left, of = cap_left, f" of the section's {cap:.0f} s"
         if estimate <= left:
             return None
-        return f"budget: needs about {estimate:.0f} s, {max(left, 0):.0f} s left"
+        return f"budget: needs about {estimate:.0f} s, {max(left, 0):.0f} s left{of}"
 
     def add(self, row: dict[str, Any]):
         self.rows.append(row)
@@ -759,11 +758,6 @@ def anchor(lane: Lane, args):
                 "compile_s": row["compile_s"],
                 "saijax_over_anchor": row["selfplay_evals_per_s"] / sp_rate,
             }
-        )
-        section.notes.append(
-            f"saijax (walk {row['walk']}) / anchor, self-play evaluations/s: "
-            f"{row['selfplay_evals_per_s'] / sp_rate:.2f}; self-play/forward {row['ratio']:.2f} against "
-            f"{float(np.median(ratios)):.2f}."
         )
     section.notes.append(
         f"{args.rounds} alternating rounds of {args.chunks} chunk(s) of {moves} moves (records to the host after "

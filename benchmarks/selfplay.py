@@ -320,6 +320,8 @@ class SearchHarness:
         agent, rules, batch = bench.selfplay.agent, bench.rules, self.batch
         network = evaluator or bench.evaluator
         self._misses: list[int] = []  # positions missing from the table, as the checked replays report them
+        if self.replay:
+            _require_host_callbacks()
         evaluator = replay_evaluator(input_key) if self.replay else network
         checked = replay_evaluator(input_key, on_miss=self._misses.append)
 
@@ -501,6 +503,19 @@ def input_key(states: go.GoState) -> jax.Array:
     ).astype(jnp.uint32)  # [B, L]
     weights = jnp.asarray(_key_weights(words.shape[1]))  # [L, 2]
     return jnp.sum(words[:, :, None] * weights[None], axis=1, dtype=jnp.uint32)
+
+
+def _require_host_callbacks() -> None:
+    """The checked replay reports misses through ``jax.debug.callback``, which needs a CPU device
+    beside the accelerator: with ``JAX_PLATFORMS=cuda`` alone it fails deep inside the first search."""
+    try:
+        jax.devices("cpu")
+    except RuntimeError as e:
+        raise RuntimeError(
+            f"the replayed search's check needs a CPU device for its host callback, and JAX has none "
+            f"(JAX_PLATFORMS={os.environ.get('JAX_PLATFORMS', '')!r}): add cpu, e.g. JAX_PLATFORMS=cuda,cpu "
+            f"(the Makefile's GPU_PLATFORM default)"
+        ) from e
 
 
 def replay_evaluator(key_of, on_miss=None) -> search.Evaluator:

@@ -207,6 +207,20 @@ def test_the_replay_table_is_keyed_on_what_the_network_reads():
     assert misses == [0, 2]
 
 
+def test_a_replay_without_a_cpu_device_is_a_clear_error(monkeypatch):
+    """JAX_PLATFORMS=cuda alone leaves no device for the checked replay's host callback (the first H200
+    run): the harness says so and names the fix, before any search."""
+    bench = _module("selfplay")
+
+    def no_cpu(backend=None):
+        raise RuntimeError(f"Backend '{backend}' is not in the list of known backends: cuda.")
+
+    monkeypatch.setattr(bench.jax, "devices", no_cpu)
+    monkeypatch.setenv("JAX_PLATFORMS", "cuda")
+    with pytest.raises(RuntimeError, match=r"JAX_PLATFORMS='cuda'.*JAX_PLATFORMS=cuda,cpu"):
+        bench._require_host_callbacks()
+
+
 def test_a_replay_that_is_not_the_network_s_search_is_an_error():
     """_check_replay compares every element: a policy 0.58 apart with the same checksum, or one visit moved,
     raise; outputs equal within rounding pass."""
