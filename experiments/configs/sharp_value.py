@@ -11,7 +11,7 @@ commands in experiments/README.md, "SAI's sharp value on 7×7"), summarised
 over its last 10 generations. Re-reading needs the arms' workdirs
 (``runs/sharp/<arm>``), which the repository does not ship; their curves
 are in ``curves.csv``. One run an arm is a measurement, not a test; rounds 4
-and 5 each declare a family (``LEVER_TESTS``: ``lever_tests.csv``), the data's
+to 7 each declare a family (``LEVER_TESTS``: ``lever_tests.csv``), the data's
 β of each lever arm against its parent's, generation by generation; ``LEGS``
 cuts the end-state run into its legs for the stopping rule (``legs.csv``).
 """
@@ -35,6 +35,9 @@ ARMS = dict(
     sharp_g46="runs/sharp/sharp_g46",
     # the end-state run: sai_v256_spr32 (the recipe, seed 0) continued a leg a session (LEGS)
     go7_sharp_s0="runs/sharp/sai_v256_spr32",
+    # round 7: the end-state run's generation 89 (leg 3's last checkpoint, its replay window 80-89) with SAI's
+    # value loss alone: no final-score target on α (training.score_aux_weight = 0), beside leg 4
+    sharp_noaux="runs/sharp/sharp_noaux",
 )
 
 
@@ -52,6 +55,10 @@ LEVER_TESTS = (
     # Round 6's family, declared before the arm's generation 12 was played (session 6, 2026-11-28): the
     # same arm continued, its new generations only (12 on), against the same plateau.
     "round6:sharp_g46@12=sai_v256_spr32@40-49",
+    # Round 7's family, declared while the arm played its first generation (session 7, 2026-11-28): the
+    # end-state run's generation 89 without the final-score target on α, its own generations (90 on),
+    # against the same run's leg 4 from the same checkpoint (90-109), played side by side.
+    "round7:sharp_noaux@90=go7_sharp_s0@90-109",
 )
 
 
