@@ -761,6 +761,20 @@ def _sharp_value_pairs(results: str) -> str:
         ("games part at move (median)", "divergence_median", ".0f")))  # fmt: skip
 
 
+@table("sharp_value_margins")
+def _sharp_value_margins(results: str) -> str:
+    """The final margins the score target on α is trained toward, beside the net's late β and error."""
+    return _summary(results, ("sharp_value/main", "margins.csv"), (
+        ("arm", "arm", ""), ("generations", "generations", ""), ("played-out rows (games)",
+         lambda r: f"{r['rows']} ({r['games']})"), ("|margin|: mean", "margin_mean_abs", ".1f"),
+        ("median", "margin_median_abs", ".1f"),
+        ("winner's margin: mean / median", lambda r: f"{_num(r['winner_margin_mean'], '.1f')} / "
+         f"{_num(r['winner_margin_median'], '.1f')}"),
+        ("over half the board", _percent("collapsed_share", 0)), ("within 3 points", _percent("within_3_share", 0)),
+        ("net's late β (error)", lambda r: r.get("beta_late", "") not in ("", "nan") and
+         f"{_num(r['beta_late'], '.2f')} ({_num(r['score_error_late'], '.1f')})" or "–")))  # fmt: skip
+
+
 @table("sharp_value_levers")
 def _sharp_value_levers(results: str) -> str:
     """The rounds' families: each lever arm's data's β per generation against its parent's (Welch; Holm

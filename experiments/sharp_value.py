@@ -40,7 +40,11 @@ flat too, the changes of the net from one generation to the next are not the
 cause either. ``komi_pairs.csv`` pairs those games (one net, one position and
 history, two komis) and counts how often the result turns the wrong way with
 the komi, by the komi's gap, beside the pairs at one komi, which deterministic
-play makes the same game. Curves of arms
+play makes the same game. ``margins.csv`` describes the final margins of the
+played-out games that the final-score target on α is trained toward
+(:func:`margin_rows`: their mean against their median, and the share given
+away), and ``arms.csv`` has the late positions' median β and score error
+beside them. Curves of arms
 not given again are kept (an arm added in one session stays beside the next
 session's). One run an arm is a measurement; ``lever_tests`` declares
 families of two-sample tests (``lever_tests.csv``): each lever arm's data's β,
@@ -305,6 +309,44 @@ def komi_pairs(
     return out
 
 
+COLLAPSE_SHARE = 0.5  # margin_rows: a margin over half the board's points is a game given away
+
+
+def margin_rows(name: str, workdir: str, last: int, upto: int | None = None, board_size: int = 7) -> list[dict]:
+    """What the final-score target on α (``training.score_aux_weight``: the MSE of α + k against the
+    final margin) is trained toward: the played-out rows (``ownership_mask``) of the arm's last ``last``
+    generations (up to ``upto``; those with a replay file), one row: their count and games, the mean and
+    median |margin| (the MSE's optimum is the mean, pulled by the tails), the winner's mean and median
+    margin, the share of rows whose margin is more than half the board (:data:`COLLAPSE_SHARE` · N²
+    points: the losing side gave the game away, as λ = 0 self-play does) and within 3 points. A mean
+    far above the median says the score target ties α to the collapses, not to the decision point; the
+    value's σ(β(α + k)) can then fit the results only with a flat β. No row without replay files or
+    played-out rows."""
+    buffer, gens = _replay_generations(workdir, last, upto, board_size)
+    margins, z, games = [], [], set()
+    for g in gens:
+        rows = buffer.read_generation(g)
+        if rows.ownership_mask is None:
+            continue
+        keep = np.asarray(rows.ownership_mask, bool)
+        margins.append(np.asarray(rows.margin, np.float64)[keep])
+        z.append(np.asarray(rows.z, np.float64)[keep])
+        games |= {(g, int(i)) for i in np.asarray(rows.game_id)[keep]}
+    margin = np.concatenate(margins) if margins else np.zeros(0)
+    if margin.size == 0:
+        return []
+    size = np.abs(margin)
+    won = np.concatenate(z) == 1.0
+    return [{
+        "arm": name, "generations": f"{gens[0]}-{gens[-1]}", "rows": int(margin.size), "games": len(games),
+        "margin_mean_abs": float(size.mean()), "margin_median_abs": float(np.median(size)),
+        "winner_margin_mean": float(margin[won].mean()) if won.any() else math.nan,
+        "winner_margin_median": float(np.median(margin[won])) if won.any() else math.nan,
+        "collapsed_share": float((size > COLLAPSE_SHARE * board_size**2).mean()),
+        "within_3_share": float((size <= 3).mean()),
+    }]  # fmt: skip
+
+
 def within_fit(openings: list[dict]) -> dict:
     """:func:`saijax.learn.selfplay.komi_curve_fit_within` over an arm's :func:`opening_results` rows
     (each cell's games enter with their mean score, the same likelihood as one by one), twice:
@@ -420,6 +462,8 @@ def arm_row(
         "resigned_row_share": _mean(tail, "resigned_row_share"),
         "komi_sd": _mean(tail, "komi_sd"),
         "score_error": _mean(tail, "score_error"),
+        "score_error_late": _mean(tail, "score_error_late"),
+        "beta_late": _mean(tail, "beta_late"),
         "first_move": final.get("first_move", ""),
         "alpha_ok": abs(alpha - FAIR_KOMI) <= ALPHA_TOLERANCE,
         "beta_ok": beta >= TARGET_BETA,
@@ -709,7 +753,7 @@ def run(settings: Settings) -> None:
         return
     os.makedirs(settings.outdir, exist_ok=True)
     curves_path = os.path.join(settings.outdir, "curves.csv")
-    new, new_komis, new_openings, new_pairs = [], [], [], []
+    new, new_komis, new_openings, new_pairs, new_margins = [], [], [], [], []
     for name, workdir, generation in ablation.parse_arms(settings.arms):
         new += learning_curve(name, workdir, generation)
         new_komis += komi_results(name, workdir, settings.last, generation)
@@ -717,6 +761,7 @@ def run(settings: Settings) -> None:
             name, workdir, settings.last, settings.opening_plies, generation, settings.board_size
         )
         new_pairs += komi_pairs(name, workdir, settings.last, settings.opening_plies, generation, settings.board_size)
+        new_margins += margin_rows(name, workdir, settings.last, generation, settings.board_size)
     curves = ablation.merge_curves(curves_path, new)
     if not curves:
         raise ValueError("no arms: give arms NAME=WORKDIR,... (or run once with them)")
@@ -726,6 +771,8 @@ def run(settings: Settings) -> None:
     openings = _merge_rows(os.path.join(settings.outdir, "opening_results.csv"), given, new_openings)
     _merge_rows(os.path.join(settings.outdir, "komi_pairs.csv"), given, new_pairs)
     arms = arm_rows(curves, settings.last, settings.board_size, komis, openings)
+    late = {r["arm"]: {k: r[k] for k in ("beta_late", "score_error_late")} for r in arms}  # the net's, beside
+    _merge_rows(os.path.join(settings.outdir, "margins.csv"), given, [r | late[r["arm"]] for r in new_margins])
     common.write_csv(os.path.join(settings.outdir, "arms.csv"), arms, digits=4)
     plot(curves, os.path.join(settings.outdir, "sharp_value.png"), komis)
     write_end(settings.outdir)

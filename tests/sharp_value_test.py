@@ -361,3 +361,41 @@ def test_games_grouped_by_their_opening_and_the_beta_within_them(tmp_path):
     assert (fit["within_net_games"], fit["within_net_groups"]) == (800, 8)
     assert fit["within_net_beta"] == pytest.approx(2.0, abs=0.4)
     assert fit["within_beta"] < 0.8
+
+
+def test_margins_describe_what_the_score_target_is_trained_toward(tmp_path):
+    """margin_rows over the played-out rows only: mean against median |margin|, the winner's margin,
+    the games given away (over half the board) and those within 3 points; run() puts the net's late β
+    beside them; no replay files, no row."""
+    rules = go.GoRules(7)
+    d4, d3, c3, e5 = (go.from_gtp(rules, v) for v in ("D4", "D3", "C3", "E5"))
+    rows = _opening_rows(rules, [((d4, d3, c3, e5), 9.0, 1.0), ((d4, d3, c3, e5), 9.0, 0.0)], 3)
+    game = np.asarray(rows.game_id)
+    black = np.asarray(rows.to_play) == 1
+    # Black's final margins: game 0 won by 1, its branch (id 100) by 40 (White gave it away), game 1 lost
+    # by 2 and not played out (resigned: no final margin to train toward).
+    black_margin = np.select([game == 0, game == 100], [1.0, 40.0], -2.0)
+    rows = rows.replace(
+        margin=np.where(black, black_margin, -black_margin).astype(np.float32),
+        ownership=np.zeros((rows.num_rows, 49), np.int8),
+        ownership_mask=game != 1,
+    )
+    work = tmp_path / "arm"
+    (work / "replay").mkdir(parents=True)
+    replay.ReplayBuffer(work / "replay", 7).write_generation(3, rows)
+    with open(work / "metrics.jsonl", "w") as f:
+        for g in (2, 3):
+            f.write(json.dumps({"generation": g, "selfplay_evaluations": 10, "seconds": 1.0, "alpha_empty": 9.0,
+                                "beta_empty": 0.5, "beta_late": 0.25 * g, "score_error_late": 4.0}) + "\n")  # fmt: skip
+    (row,) = sharp_value.margin_rows("arm", str(work), last=10)
+    assert (row["generations"], row["rows"], row["games"]) == ("3-3", 10, 2)  # 5 rows each: moves 0-4
+    assert row["margin_mean_abs"] == pytest.approx(20.5) and row["margin_median_abs"] == pytest.approx(20.5)
+    assert row["collapsed_share"] == 0.5 and row["within_3_share"] == 0.5
+    # The winner's rows: Black's 3 in game 0 (+1) and 3 in its branch (+40); White lost both.
+    assert row["winner_margin_mean"] == pytest.approx((3 * 1 + 3 * 40) / 6)
+    assert row["winner_margin_median"] == pytest.approx(20.5)
+    assert sharp_value.margin_rows("arm", str(tmp_path), last=10) == []
+    out = tmp_path / "out"
+    sharp_value.run(sharp_value.Settings(arms=(f"arm={work}",), outdir=str(out), last=2))
+    (written,) = common.read_csv(out / "margins.csv")
+    assert float(written["beta_late"]) == pytest.approx(0.625) and float(written["score_error_late"]) == 4.0
