@@ -38,6 +38,7 @@ ARMS = dict(
     # round 7: the end-state run's generation 89 (leg 3's last checkpoint, its replay window 80-89) with SAI's
     # value loss alone: no final-score target on α (training.score_aux_weight = 0), beside leg 4
     sharp_noaux="runs/sharp/sharp_noaux",
+    sharp_noaux_s1="runs/sharp/sharp_noaux_s1",  # the same from the same checkpoint, seed 1 (after leg 4 ended)
 )
 
 
@@ -57,8 +58,11 @@ LEVER_TESTS = (
     "round6:sharp_g46@12=sai_v256_spr32@40-49",
     # Round 7's family, declared while the arm played its first generation (session 7, 2026-11-28): the
     # end-state run's generation 89 without the final-score target on α, its own generations (90 on),
-    # against the same run's leg 4 from the same checkpoint (90-109), played side by side.
+    # against the same run's leg 4 from the same checkpoint (90-109), played side by side; its second seed
+    # joined the family before it played (after generation 94 of the first, whose rise in the late β and
+    # fall in the score error over 90-94 prompted it).
     "round7:sharp_noaux@90=go7_sharp_s0@90-109",
+    "round7:sharp_noaux_s1@90=go7_sharp_s0@90-109",
 )
 
 
