@@ -1,7 +1,7 @@
 """python -m saijax.train --config=configs/go7_sharp.py --workdir=runs/go7_sharp
 
 The sharp-value recipe so far (issue 43; experiments/README.md, "SAI's
-sharp value on 7×7", rounds 1–5): `go7_sai.py` (SAI's opening, fine-tuned
+sharp value on 7×7", rounds 1–7): `go7_sai.py` (SAI's opening, fine-tuned
 from the zoo's go7-S1) with the two levers that moved β_∅. It is what
 round 3's arms ran (`sai_v256_spr32`, `sai_v256_spr32_s1`, which continued
 round 2's run from its generation 26), and what a GPU leg should start
@@ -24,7 +24,13 @@ komi temperature of 0.25 (β_∅ 0.41 → 0.30 in 14 generations), λ = 0.5 in
 self-play (the data's β fell, 0.47 → 0.31: Welch, Holm p = 0.004) and 1024
 visits (0.41 held; the data's β +0.05, inconclusive); the second and
 third legs of seed 0 (rounds 5 and 6, generations 50–89) moved β_∅ by
-−0.05 and −0.07 (to 0.32) while α_∅ drifted to 8.3–8.8. What limits it: the data's curve is as flat within
+−0.05 and −0.07 (to 0.32) while α_∅ drifted to 8.3–8.8, and its fourth
+(round 7, 90–109) by +0.13 (to 0.45). Round 7 also trained α by the value
+loss alone (`training.score_aux_weight` = 0, SAI's loss; the score target
+ties α to the mean final margin, which games given away inflate): from
+generation 89, seed 0's data β rose against leg 4's (+0.11) and seed 1's
+fell (−0.07), so the lever is inconclusive; in both, α_∅ drifted above
+the fair komi (9.6–9.8), so the score target stays. What limits it: the data's curve is as flat within
 one opening and one net as pooled (experiments/sharp_value.py's within
 fits), and pairs of games one net played from one position a point of komi
 apart part by move 6–12 and turn the wrong way in about a third of the

@@ -766,7 +766,7 @@ def _sharp_value_margins(results: str) -> str:
     """The final margins the score target on α is trained toward, beside the net's late β and error."""
     return _summary(results, ("sharp_value/main", "margins.csv"), (
         ("arm", "arm", ""), ("generations", "generations", ""), ("played-out rows (games)",
-         lambda r: f"{r['rows']} ({r['games']})"), ("|margin|: mean", "margin_mean_abs", ".1f"),
+         lambda r: f"{r['rows']} ({r['games']})"), ("size of the margin: mean", "margin_mean_abs", ".1f"),
         ("median", "margin_median_abs", ".1f"),
         ("winner's margin: mean / median", lambda r: f"{_num(r['winner_margin_mean'], '.1f')} / "
          f"{_num(r['winner_margin_median'], '.1f')}"),

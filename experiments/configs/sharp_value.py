@@ -69,7 +69,7 @@ LEVER_TESTS = (
 # The end-state run (issue 43, "The end state"): the recipe's (configs/go7_sharp.py) seed 0, one leg a
 # session, each from the last one's newest checkpoint. The stopping rule: three consecutive legs that move
 # β_∅ by less than 0.1 (legs.csv).
-LEGS = ("go7_sharp_s0@27-49,50-69,70-89,90-109",)  # round 3 (from sai_v256's 26), round 5, round 6 (two legs)
+LEGS = ("go7_sharp_s0@27-49,50-69,70-89,90-109",)  # round 3 (from sai_v256's 26), 5, 6 (two legs), 7
 
 
 def get_config():
