@@ -39,6 +39,9 @@ ARMS = dict(
     # value loss alone: no final-score target on α (training.score_aux_weight = 0), beside leg 4
     sharp_noaux="runs/sharp/sharp_noaux",
     sharp_noaux_s1="runs/sharp/sharp_noaux_s1",  # the same from the same checkpoint, seed 1 (after leg 4 ended)
+    # round 8: the end-state run's compact leg at generation 109 (no replay window, Adam's moments from zero, as
+    # leg 5 starts) with SAI's search in self-play: PUCT (c 0.8, most visits), Dirichlet noise at every root
+    sharp_puct="runs/sharp/sharp_puct",
 )
 
 
@@ -63,13 +66,17 @@ LEVER_TESTS = (
     # fall in the score error over 90-94 prompted it).
     "round7:sharp_noaux@90=go7_sharp_s0@90-109",
     "round7:sharp_noaux_s1@90=go7_sharp_s0@90-109",
+    # Round 8's family, declared while the arm played its first generation (session 8, 2026-11-28): the end-state
+    # run's compact leg at 109 with SAI's search (PUCT, noise at every root) instead of Gumbel, its own
+    # generations (110 on), against the run's leg 5 from the same compact leg (110-129), played side by side.
+    "round8:sharp_puct@110=go7_sharp_s0@110-129",
 )
 
 
 # The end-state run (issue 43, "The end state"): the recipe's (configs/go7_sharp.py) seed 0, one leg a
 # session, each from the last one's newest checkpoint. The stopping rule: three consecutive legs that move
 # β_∅ by less than 0.1 (legs.csv).
-LEGS = ("go7_sharp_s0@27-49,50-69,70-89,90-109",)  # round 3 (from sai_v256's 26), 5, 6 (two legs), 7
+LEGS = ("go7_sharp_s0@27-49,50-69,70-89,90-109,110-129",)  # round 3 (from sai_v256's 26), 5, 6 (two legs), 7, 8
 
 
 def get_config():
