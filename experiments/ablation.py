@@ -51,7 +51,7 @@ import dataclasses
 import math
 import os
 import statistics
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from experiments import common, matches
 from experiments.common import setting
@@ -93,13 +93,15 @@ class Settings(common.MatchSettings):
     plot_only: bool = setting(False, "redraw ablation.png from outdir's tables")
 
 
-def parse_arms(text: str | Sequence[str]) -> list[tuple[str, str, int | None]]:
+def parse_arms(text: str | Sequence[str], *, may_be_gone: Collection[str] = ()) -> list[tuple[str, str, int | None]]:
     """``"NAME=WORKDIR[@GENERATION],..."`` (or a sequence of those) as (name, workdir, generation) triples.
 
     Every arm needs a name. ``@G`` takes the run up to generation G (its
     curve and its checkpoint G, which must be kept), e.g. the first 36
     generations of a longer run as an arm at the ablation's budget; without
-    it, the whole run and its newest checkpoint.
+    it, the whole run and its newest checkpoint. Every WORKDIR must exist,
+    except those of the arms named in ``may_be_gone`` (the caller keeps what
+    it has of them).
     """
     arms = []
     for name, spec in common.parse_nets(text):
@@ -108,7 +110,7 @@ def parse_arms(text: str | Sequence[str]) -> list[tuple[str, str, int | None]]:
         workdir, at, generation = spec.rpartition("@") if "@" in spec else (spec, "", "")
         if at and not generation.isdigit():
             raise ValueError(f"arms: arm {name!r}: the generation after '@' must be an int >= 0, got {generation!r}")
-        if not os.path.isdir(workdir):
+        if not os.path.isdir(workdir) and name not in may_be_gone:
             raise FileNotFoundError(f"arms: arm {name!r}: no workdir {workdir}")
         arms.append((name, workdir, int(generation) if at else None))
     return arms

@@ -747,14 +747,20 @@ class Settings(common.Settings):
 
 def run(settings: Settings) -> None:
     """Adds the arms' curves and writes the tables and the PNG (with ``plot_only``: redraws the PNG from
-    ``outdir``'s tables)."""
+    ``outdir``'s tables). An arm whose workdir is gone keeps the rows ``outdir`` has of it (workdirs do not
+    outlive a session); an arm ``outdir`` does not have yet needs its workdir."""
     if settings.plot_only:
         replot(settings)
         return
     os.makedirs(settings.outdir, exist_ok=True)
     curves_path = os.path.join(settings.outdir, "curves.csv")
     new, new_komis, new_openings, new_pairs, new_margins = [], [], [], [], []
-    for name, workdir, generation in ablation.parse_arms(settings.arms):
+    shipped = {r["arm"] for r in common.read_csv(curves_path)} if os.path.exists(curves_path) else set()
+    for name, workdir, generation in ablation.parse_arms(settings.arms, may_be_gone=shipped):
+        if not os.path.isdir(workdir):
+            # Workdirs do not outlive a session: an arm read before keeps its rows; a new one must have its run.
+            print(f"arm {name}: no workdir {workdir}; its rows in {settings.outdir} are kept as they were")
+            continue
         new += learning_curve(name, workdir, generation)
         new_komis += komi_results(name, workdir, settings.last, generation)
         new_openings += opening_results(

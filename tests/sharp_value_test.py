@@ -91,6 +91,13 @@ def test_arms_table_and_targets(tmp_path):
     sharp_value.run(sharp_value.Settings(arms=(f"sharp={sharp}@9",), outdir=str(out)))
     curves = common.read_csv(out / "curves.csv")
     assert sum(r["arm"] == "sharp" for r in curves) == 10 and sum(r["arm"] == "flat" for r in curves) == 12
+    # An arm read before whose workdir is gone keeps its rows; a new arm's missing workdir is an error.
+    sharp_value.run(sharp_value.Settings(arms=(f"sharp={tmp_path / 'gone'}", f"flat={flat}"), outdir=str(out)))
+    curves = common.read_csv(out / "curves.csv")
+    assert sum(r["arm"] == "sharp" for r in curves) == 10 and sum(r["arm"] == "flat" for r in curves) == 12
+    assert "sharp" in {r["arm"] for r in common.read_csv(out / "arms.csv")}
+    with pytest.raises(FileNotFoundError, match="no workdir"):
+        sharp_value.run(sharp_value.Settings(arms=(f"new={tmp_path / 'gone'}",), outdir=str(out)))
     # plot_only redraws from the tables alone.
     (out / "sharp_value.png").unlink()
     sharp_value.run(sharp_value.Settings(outdir=str(out), plot_only=True))
