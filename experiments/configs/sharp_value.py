@@ -42,6 +42,7 @@ ARMS = dict(
     # round 8: the end-state run's compact leg at generation 109 (no replay window, Adam's moments from zero, as
     # leg 5 starts) with SAI's search in self-play: PUCT (c 0.8, most visits), Dirichlet noise at every root
     sharp_puct="runs/sharp/sharp_puct",
+    sharp_puct_s1="runs/sharp/sharp_puct_s1",  # the same from the same compact leg, seed 1 (three runs at a time)
 )
 
 
@@ -70,6 +71,8 @@ LEVER_TESTS = (
     # run's compact leg at 109 with SAI's search (PUCT, noise at every root) instead of Gumbel, its own
     # generations (110 on), against the run's leg 5 from the same compact leg (110-129), played side by side.
     "round8:sharp_puct@110=go7_sharp_s0@110-129",
+    # its second seed joined the family before it played (after generation 121 of the first and 120 of leg 5).
+    "round8:sharp_puct_s1@110=go7_sharp_s0@110-129",
 )
 
 
