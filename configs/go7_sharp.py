@@ -39,6 +39,11 @@ play. The lever left is the net's size (21 CPU generations from
 go7-gpu-G46, two declared tests, both inconclusive), a GPU's job:
 `go7_sharp_gpu.py` is this recipe from go7-gpu-G46's 4×64 net with
 go7_gpu.py's GPU switches (2,048 slots, 8-minute legs).
+
+Round 8 searched as SAI's engine did, PUCT with root noise at every move
+(`go7_sharp_puct.py`), from this run's generation 109: the data's β rose
+in both seeds against this config's own leg 5, so the end-state run goes
+on under `go7_sharp_puct.py`; this file stays what rounds 3–8 ran.
 """
 
 import os

@@ -9,7 +9,8 @@ sets the board size and each komi of ``--komis`` in turn on the empty
 board, and asks ``kata-genmove_analyze b``: the win rate and score lead
 it reports for its chosen move (the ``order 0`` line) are what Lizzie or
 Sabaki would show. λ = μ = 0 and deterministic search (the engine's
-defaults). 7×7's fair komi is 9 (perfect play: Black by 9), so a net
+defaults); the search is Gumbel unless ``--algorithm=puct`` (SAI's, for
+nets trained under it). 7×7's fair komi is 9 (perfect play: Black by 9), so a net
 that knows it gives Black at least ½ at komi 8.5 and at most ½ at 9.5,
 and (SAI's β_∅ > 2) a drop of at least 0.4 between them.
 
@@ -45,6 +46,7 @@ class Settings(common.Settings):
     every: int = setting(1, "with --workdir: every k-th kept generation")
     komis: tuple[float, ...] = setting((8.5, 9.5), "Black's komis (the first two are compared)")
     visits: int = setting(64, "the engine's --visits")
+    algorithm: str = setting("gumbel", "the engine's --algorithm: gumbel or puct (SAI's)")
     timeout: float = 300.0
     plot_only: bool = setting(False, "redraw the PNG from --outdir's summary.csv")
 
@@ -52,6 +54,8 @@ class Settings(common.Settings):
         super().check()
         if len(self.komis) < 2:
             raise self.error("komis", "give at least two komis")
+        if self.algorithm not in ("gumbel", "puct"):
+            raise self.error("algorithm", "gumbel or puct")
         if not self.plot_only:
             common.check_nets(self)
 
@@ -74,6 +78,7 @@ def parse_analysis(reply: str) -> dict:
 def ask(spec: str, komis: list[float], settings: Settings) -> list[dict]:
     """Black's win rate and score lead on the empty board at each komi, from one GTP engine process."""
     argv = [sys.executable, "-m", "saijax.gtp", f"--player={spec}", f"--visits={settings.visits}"]
+    argv += [f"--algorithm={settings.algorithm}"]
     argv += [f"--board_size={settings.board_size}", f"--seed={settings.seed}"]
     rows = []
     with gtp_client.GtpClient(argv, timeout=settings.timeout) as engine:

@@ -756,7 +756,9 @@ def run(settings: Settings) -> None:
     curves_path = os.path.join(settings.outdir, "curves.csv")
     new, new_komis, new_openings, new_pairs, new_margins = [], [], [], [], []
     shipped = {r["arm"] for r in common.read_csv(curves_path)} if os.path.exists(curves_path) else set()
-    for name, workdir, generation in ablation.parse_arms(settings.arms, may_be_gone=shipped):
+    parsed = ablation.parse_arms(settings.arms, may_be_gone=shipped)
+    order = [name for name, _, _ in parsed]  # the tables list the arms as given (earlier ones not given last)
+    for name, workdir, generation in parsed:
         if not os.path.isdir(workdir):
             # Workdirs do not outlive a session: an arm read before keeps its rows; a new one must have its run.
             print(f"arm {name}: no workdir {workdir}; its rows in {settings.outdir} are kept as they were")
@@ -768,17 +770,18 @@ def run(settings: Settings) -> None:
         )
         new_pairs += komi_pairs(name, workdir, settings.last, settings.opening_plies, generation, settings.board_size)
         new_margins += margin_rows(name, workdir, settings.last, generation, settings.board_size)
-    curves = ablation.merge_curves(curves_path, new)
+    curves = _in_order(ablation.merge_curves(curves_path, new), order)
     if not curves:
         raise ValueError("no arms: give arms NAME=WORKDIR,... (or run once with them)")
     common.write_csv(curves_path, curves, digits=4)
     given = {r["arm"] for r in new}
-    komis = _merge_rows(os.path.join(settings.outdir, "komi_results.csv"), given, new_komis)
-    openings = _merge_rows(os.path.join(settings.outdir, "opening_results.csv"), given, new_openings)
-    _merge_rows(os.path.join(settings.outdir, "komi_pairs.csv"), given, new_pairs)
+    komis = _merge_rows(os.path.join(settings.outdir, "komi_results.csv"), given, new_komis, order)
+    openings = _merge_rows(os.path.join(settings.outdir, "opening_results.csv"), given, new_openings, order)
+    _merge_rows(os.path.join(settings.outdir, "komi_pairs.csv"), given, new_pairs, order)
     arms = arm_rows(curves, settings.last, settings.board_size, komis, openings)
     late = {r["arm"]: {k: r[k] for k in ("beta_late", "score_error_late")} for r in arms}  # the net's, beside
-    _merge_rows(os.path.join(settings.outdir, "margins.csv"), given, [r | late[r["arm"]] for r in new_margins])
+    margins = [r | late[r["arm"]] for r in new_margins]
+    _merge_rows(os.path.join(settings.outdir, "margins.csv"), given, margins, order)
     common.write_csv(os.path.join(settings.outdir, "arms.csv"), arms, digits=4)
     plot(curves, os.path.join(settings.outdir, "sharp_value.png"), komis)
     write_end(settings.outdir)
@@ -787,11 +790,22 @@ def run(settings: Settings) -> None:
     print(markdown(arms))
 
 
-def _merge_rows(path: str, given: set[str], new: list[dict]) -> list[dict]:
-    """The table at ``path`` with the rows of the arms in ``given`` replaced by ``new`` (an arm whose
-    run no longer yields any, e.g. its replay files are gone, keeps none); written back when not empty."""
-    kept = [r for r in common.read_csv(path) if r["arm"] not in given] if os.path.exists(path) else []
-    rows = kept + new
+def _in_order(rows: list[dict], order: list[str]) -> list[dict]:
+    """``rows`` with their arms in ``order`` (each arm's rows as they were; arms not in it last)."""
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(rows, key=lambda r: rank.get(r["arm"], len(rank)))
+
+
+def _merge_rows(path: str, given: set[str], new: list[dict], order: list[str] = ()) -> list[dict]:
+    """The table at ``path`` with the rows of the arms in ``given`` replaced by ``new``; an arm of
+    ``given`` whose run yields none now (its replay files are gone: they do not outlive a session)
+    keeps the rows it had, with a note. The arms in ``order``; written back when not empty."""
+    old = common.read_csv(path) if os.path.exists(path) else []
+    fresh = {r["arm"] for r in new}
+    for arm in sorted({r["arm"] for r in old if r["arm"] in given and r["arm"] not in fresh}):
+        print(f"arm {arm}: its run yields no rows for {os.path.basename(path)} now; the ones it had are kept")
+    kept = [r for r in old if r["arm"] not in fresh]
+    rows = _in_order(kept + new, list(order))
     if rows:
         common.write_csv(path, rows, digits=4)
     return rows

@@ -2,6 +2,7 @@
 bad field gives one error that names it."""
 
 import glob
+import json
 import os
 import re
 
@@ -82,6 +83,23 @@ def test_go7_sharp_is_round_3s_arms():
     arm.selfplay.games_per_generation = 128
     arm.training.samples_per_new_row = 32.0
     assert load("go7_sharp.py").to_json(sort_keys=True) == arm.to_json(sort_keys=True)
+
+
+def test_go7_sharp_puct_is_round_8s_arms():
+    """configs/go7_sharp_puct.py is go7_sharp.py with the flags round 8's PUCT arms ran with, and
+    their runs' config.json (the compact leg it resumes from) reads as the same config."""
+    load = lambda name: config_lib.load_config(os.path.join(_ROOT, "configs", name))  # noqa: E731
+    arm = load("go7_sharp.py")
+    arm.search.algorithm = "puct"
+    arm.selfplay.noise_moves = -1
+    config = load("go7_sharp_puct.py")
+    assert config.to_json(sort_keys=True) == arm.to_json(sort_keys=True)
+    assert config.search.c_puct == 0.8 and config.search.dirichlet_fraction == 0.25
+    assert config.search.noisy_root_fpu_reduction == 0.0
+    leg = os.path.join(_ROOT, "experiments", "results", "sharp_value", "sharp_puct_leg", "config.json")
+    with open(leg) as f:
+        shipped = json.load(f)
+    assert json.loads(config.to_json_best_effort()) == shipped
 
 
 def test_helpers():

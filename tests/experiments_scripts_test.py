@@ -331,6 +331,12 @@ def test_gtp_fair_komi_reads_the_order_0_move():
     assert parsed == {"move": "C3", "visits": 15, "winrate": 0.8146, "score_lead": 0.6125}
     with pytest.raises(ValueError, match="order 0"):
         _script("gtp_fair_komi").parse_analysis("play C3")
+    # The engine's search: Gumbel by default, PUCT (SAI's) for nets trained under it; nothing else.
+    settings = _script("gtp_fair_komi").Settings
+    assert settings(nets=("random",)).algorithm == "gumbel"
+    assert settings(nets=("random",), algorithm="puct").algorithm == "puct"
+    with pytest.raises(ValueError, match="algorithm='mcts': gumbel or puct"):
+        settings(nets=("random",), algorithm="mcts")
 
 
 # --------------------------------------------------------------------------

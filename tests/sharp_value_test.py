@@ -3,6 +3,7 @@
 import functools
 import json
 import math
+import shutil
 
 import jax
 import numpy as np
@@ -373,7 +374,7 @@ def test_games_grouped_by_their_opening_and_the_beta_within_them(tmp_path):
 def test_margins_describe_what_the_score_target_is_trained_toward(tmp_path):
     """margin_rows over the played-out rows only: mean against median |margin|, the winner's margin,
     the games given away (over half the board) and those within 3 points; run() puts the net's late β
-    beside them; no replay files, no row."""
+    beside them; no replay files, no row (and run() keeps the rows an arm had)."""
     rules = go.GoRules(7)
     d4, d3, c3, e5 = (go.from_gtp(rules, v) for v in ("D4", "D3", "C3", "E5"))
     rows = _opening_rows(rules, [((d4, d3, c3, e5), 9.0, 1.0), ((d4, d3, c3, e5), 9.0, 0.0)], 3)
@@ -406,3 +407,10 @@ def test_margins_describe_what_the_score_target_is_trained_toward(tmp_path):
     sharp_value.run(sharp_value.Settings(arms=(f"arm={work}",), outdir=str(out), last=2))
     (written,) = common.read_csv(out / "margins.csv")
     assert float(written["beta_late"]) == pytest.approx(0.625) and float(written["score_error_late"]) == 4.0
+    # Read again once its replay files are gone (they do not outlive a session): the rows it had stay.
+    openings = common.read_csv(out / "opening_results.csv")
+    assert openings
+    shutil.rmtree(work / "replay")
+    sharp_value.run(sharp_value.Settings(arms=(f"arm={work}",), outdir=str(out), last=2))
+    assert common.read_csv(out / "margins.csv") == [written]
+    assert common.read_csv(out / "opening_results.csv") == openings

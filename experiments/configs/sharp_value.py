@@ -10,10 +10,11 @@ fine-tuned from a zoo net (go7-S1; go7-gpu-G46 for sai_g46 and sharp_g46) with o
 commands in experiments/README.md, "SAI's sharp value on 7×7"), summarised
 over its last 10 generations. Re-reading needs the arms' workdirs
 (``runs/sharp/<arm>``), which the repository does not ship; their curves
-are in ``curves.csv``. One run an arm is a measurement, not a test; rounds 4
-to 7 each declare a family (``LEVER_TESTS``: ``lever_tests.csv``), the data's
-β of each lever arm against its parent's, generation by generation; ``LEGS``
-cuts the end-state run into its legs for the stopping rule (``legs.csv``).
+are in ``curves.csv``, and an arm whose workdir is gone keeps its rows. One
+run an arm is a measurement, not a test; rounds 4 to 8 each declare a family
+(``LEVER_TESTS``: ``lever_tests.csv``), the data's β of each lever arm
+against its parent's, generation by generation; ``LEGS`` cuts the end-state
+run into its legs for the stopping rule (``legs.csv``).
 """
 
 from experiments import run
@@ -79,7 +80,11 @@ LEVER_TESTS = (
 # The end-state run (issue 43, "The end state"): the recipe's (configs/go7_sharp.py) seed 0, one leg a
 # session, each from the last one's newest checkpoint. The stopping rule: three consecutive legs that move
 # β_∅ by less than 0.1 (legs.csv).
-LEGS = ("go7_sharp_s0@27-49,50-69,70-89,90-109,110-129",)  # round 3 (from sai_v256's 26), 5, 6 (two legs), 7, 8
+LEGS = (
+    "go7_sharp_s0@27-49,50-69,70-89,90-109,110-129",  # round 3 (from sai_v256's 26), 5, 6 (two legs), 7, 8
+    # from round 8 on, the end-state run goes on under configs/go7_sharp_puct.py: its seed 0, from go7_sharp_s0's 109
+    "sharp_puct@110-129",
+)
 
 
 def get_config():
