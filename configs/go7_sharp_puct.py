@@ -13,21 +13,23 @@ searching as SAI's engine did, PUCT instead of Gumbel:
   concentration 0.03·361/49, weight 0.25), as SAI's and Leela Zero's
   self-play ran (go7_sharp.py: noise on the 4 random opening moves only).
 
-From the same compact leg of the recipe's run (generation 109), two seeds
-of this config against the recipe's own leg 5, 20 generations side by
-side: the data's β per generation 0.81 and 0.88 against 0.56 (both
-higher, Welch; the declared family in experiments/configs/sharp_value.py),
-β_∅ 0.45 → 0.74 and 0.45 → 0.75 against 0.45 → 0.53, the late positions'
-β 2.6–2.7 against 1.3 and their score error 1.7 points against 3.7: its
-losing side plays on (6% of the played-out rows from games given away by
-more than half the board, against 28%). It is the first lever since round
-3's to move the data's β in both seeds; β_∅ is still far from SAI's > 2,
-and α_∅ drifted below the fair komi in seed 0 (8.47 over its last 10
-generations). Seed 0's generation 129, playing with this search (PUCT, 256
-visits, the most-visited move), beat GNU Go level 10 40/40 as Black at
-komi 8.5 and 39/40 as White at 9.5; with the Gumbel player, 32/40 as White. Round 8 is the end-state run's new
-line: it continues from `experiments/results/sharp_value/sharp_puct_leg/`
-(copy it to `runs/sharp/sharp_puct` and run the command above).
+From the same compact leg of the recipe's run (generation 109), seeds 0
+(20 generations) and 1 (10) of this config against the recipe's own leg 5
+(20), side by side: the data's β per generation 0.81 and 0.91 against
+0.57 (both higher, Welch, Holm 0.0024; the declared family in
+experiments/configs/sharp_value.py), β_∅ 0.45 → 0.74 and 0.45 → 0.75
+against 0.45 → 0.53, the late positions' β 2.6–2.7 against 1.3 and their
+score error 1.7 points against 3.7: its losing side plays on (6% of the
+played-out rows from games given away by more than half the board,
+against 28%). It is the first lever since round 3's to move the data's β
+in both seeds; β_∅ is still far from SAI's > 2, and α_∅ drifted below the
+fair komi in seed 0 (8.47 over its last 10 generations). Seed 0's
+generation 129, playing with this search (PUCT, 256 visits, the
+most-visited move), beat GNU Go level 10 40/40 as Black at komi 8.5 and
+39/40 as White at 9.5; with the Gumbel player, 32/40 as White. Round 8 is
+the end-state run's new line: it continues from
+`experiments/results/sharp_value/sharp_puct_leg/` (copy it to
+`runs/sharp/sharp_puct` and run the command above).
 """
 
 import os

@@ -29,6 +29,7 @@ import sys
 
 from experiments import common
 from experiments.common import setting
+from saijax.core import search
 from saijax.play import gtp_client
 
 TARGET_DROP = 0.4
@@ -54,8 +55,8 @@ class Settings(common.Settings):
         super().check()
         if len(self.komis) < 2:
             raise self.error("komis", "give at least two komis")
-        if self.algorithm not in ("gumbel", "puct"):
-            raise self.error("algorithm", "gumbel or puct")
+        if self.algorithm not in search.ALGORITHMS:
+            raise self.error("algorithm", f"one of {', '.join(search.ALGORITHMS)}")
         if not self.plot_only:
             common.check_nets(self)
 

@@ -770,11 +770,10 @@ def run(settings: Settings) -> None:
         )
         new_pairs += komi_pairs(name, workdir, settings.last, settings.opening_plies, generation, settings.board_size)
         new_margins += margin_rows(name, workdir, settings.last, generation, settings.board_size)
-    curves = _in_order(ablation.merge_curves(curves_path, new), order)
+    given = {r["arm"] for r in new}
+    curves = _merge_rows(curves_path, given, new, order)
     if not curves:
         raise ValueError("no arms: give arms NAME=WORKDIR,... (or run once with them)")
-    common.write_csv(curves_path, curves, digits=4)
-    given = {r["arm"] for r in new}
     komis = _merge_rows(os.path.join(settings.outdir, "komi_results.csv"), given, new_komis, order)
     openings = _merge_rows(os.path.join(settings.outdir, "opening_results.csv"), given, new_openings, order)
     _merge_rows(os.path.join(settings.outdir, "komi_pairs.csv"), given, new_pairs, order)

@@ -335,7 +335,7 @@ def test_gtp_fair_komi_reads_the_order_0_move():
     settings = _script("gtp_fair_komi").Settings
     assert settings(nets=("random",)).algorithm == "gumbel"
     assert settings(nets=("random",), algorithm="puct").algorithm == "puct"
-    with pytest.raises(ValueError, match="algorithm='mcts': gumbel or puct"):
+    with pytest.raises(ValueError, match="algorithm='mcts': one of gumbel, puct"):
         settings(nets=("random",), algorithm="mcts")
 
 
