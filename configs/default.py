@@ -238,9 +238,9 @@ def get_config() -> ml_collections.ConfigDict:
     # [generation, simulations]. Run 1 rose from 100 to 850 visits; the
     # paper gives only the endpoints, so the intermediate steps are ours.
     config.schedules.visits = ((0, 100), (50, 200), (100, 400), (200, 850))
-    # [generation, blocks, filters]: a bigger net is trained on the current
-    # window before it takes over. Run 1 went from 4×128 to 8×160 after the
-    # visits had peaked; the generations are ours.
+    # [generation, blocks, filters]: a bigger net takes over at each step
+    # (training.growth says how it starts). Run 1 went from 4×128 to 8×160
+    # after the visits had peaked; the generations are ours.
     config.schedules.network = ((0, 4, 128), (300, 6, 128), (450, 8, 160))
     # [generation, w]: train on the last w generations; 4 to 20, short while
     # the nets change fast (§3.1).
@@ -253,6 +253,13 @@ def get_config() -> ml_collections.ConfigDict:
     # count).
     config.training.batch_size = 512
     config.training.optimizer = "sgd"  # 'sgd' (+ momentum) or 'adam'.
+    # How a net grown by schedules.network starts. 'retrain' (SAI, Leela
+    # Zero): from scratch, trained steps_per_generation steps on the current
+    # window before it plays. 'widen': as the old net, exactly (new channels'
+    # outgoing weights and new blocks' last batch-norm scale at 0; the
+    # optimizer's moments carried over; saijax/core/widen.py), then trained
+    # on as before. Filters and blocks may only grow.
+    config.training.growth = "retrain"
     # Paper: "typical training rate 0.0001" (SAI's TF config had 5e-4).
     config.training.learning_rate = 1e-4
     # 'constant'; 'piecewise': learning_rate until generation

@@ -643,6 +643,27 @@ def test_network_growth_trains_the_bigger_net_and_checkpoints_its_spec(tmp_path)
     assert metrics[1]["alpha_empty"] == pytest.approx(alpha, abs=1e-4)
 
 
+@pytest.mark.slow  # about 40-60 s: in `make test-slow` (CI runs both)
+def test_network_growth_by_widening_starts_as_the_old_net(tmp_path):
+    """training.growth = 'widen': generation 1's self-play is played by a 1x16
+    net whose empty-board α_∅, β_∅ are generation 0's trained 1x8 net's."""
+    config = _tiny_config(generations=2)
+    with config.unlocked():
+        config.schedules.network = ((0, 1, 8), (1, 1, 16))
+        config.training.growth = "widen"
+    work = str(tmp_path / "widen")
+    log = []
+    pipeline.train_and_evaluate(config, work, progress=False, log=log.append)
+    assert any("growing the network 1x8 -> 1x16 (training.growth widen)" in line for line in log)
+    m0, m1 = _metrics(work)
+    assert (m0["network"], m1["network"], m1["growth_mode"], m1["growth_from"]) == ("1x8", "1x16", "widen", "1x8")
+    assert not any(k.startswith("growth_total") for k in m1)  # no catch-up training
+    assert m1["selfplay_alpha_empty"] == pytest.approx(m0["alpha_empty"], abs=1e-4)
+    assert m1["selfplay_beta_empty"] == pytest.approx(m0["beta_empty"], rel=1e-4)
+    loaded = checkpoints.load_network(work)
+    assert (loaded.spec.blocks, loaded.spec.filters, loaded.generation) == (1, 16, 1)
+
+
 def test_init_checkpoint_and_an_offline_style_fine_tune(first_run, tmp_path):
     """config.init_checkpoint starts generation 0 from a trained net, and
     config.style.centre_bonus scores the run's games with the style's map."""

@@ -44,6 +44,9 @@ ARMS = dict(
     # leg 5 starts) with SAI's search in self-play: PUCT (c 0.8, most visits), Dirichlet noise at every root
     sharp_puct="runs/sharp/sharp_puct",
     sharp_puct_s1="runs/sharp/sharp_puct_s1",  # the same from the same compact leg, seed 1 (three runs at a time)
+    # round 9: the end-state run's generation 129 (a copy of its workdir: replay window 120-129, Adam's moments)
+    # with the net widened to 3×64 at generation 130, starting as exactly the 3×32 net (training.growth = "widen")
+    puct_w64="runs/sharp/puct_w64",
 )
 
 
@@ -74,6 +77,13 @@ LEVER_TESTS = (
     "round8:sharp_puct@110=go7_sharp_s0@110-129",
     # its second seed joined the family before it played (after generation 121 of the first and 120 of leg 5).
     "round8:sharp_puct_s1@110=go7_sharp_s0@110-129",
+    # Round 9's family, declared while the arm played its first generation (session 9, 2026-11-28): the end-state
+    # run's generation 129 widened to 3×64 at 130 (same seed, same workdir copy), against the end-state run's leg 2
+    # from the same checkpoint, played side by side. Generation 130's games are the same in both (the widened net
+    # computes what the 3×32 one did, and the keys are the same: measured, data β 0.54 in both), so the test
+    # starts at 131, the first generation the 3×64 net trained for. Planned to 149; if the session's time stops
+    # the arm earlier, the control's range ends at the arm's last generation too.
+    "round9:puct_w64@131=sharp_puct@131-149",
 )
 
 

@@ -40,7 +40,7 @@ import jax
 import ml_collections
 from absl import flags as absl_flags
 
-from saijax.core import checks, go, networks, search
+from saijax.core import checks, go, networks, search, widen
 
 __all__ = [
     "KOMI_MODES",
@@ -63,6 +63,7 @@ __all__ = [
 
 KOMI_MODES = ("sample", "fixed")
 OPTIMIZERS = ("sgd", "adam")
+GROWTHS = ("retrain", "widen")
 OPENING_POLICIES = ("visits", "improved")
 LR_SCHEDULES = ("constant", "cosine", "piecewise")
 
@@ -321,6 +322,10 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     _int(config, "training.batch_size", 1)
     _divisible(config, "training.batch_size", device_count)
     _choice(config, "training.optimizer", OPTIMIZERS)
+    if "growth" in config.training:  # older configs: retrain
+        growth = _choice(config, "training.growth", GROWTHS)
+        if growth == "widen":
+            _check_widening_schedule(config)
     _float(config, "training.learning_rate", 0.0, strict_min=True)
     lr_schedule = _choice(config, "training.lr_schedule", LR_SCHEDULES)
     _check_lr_schedule(config, lr_schedule)
@@ -373,6 +378,22 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     init = _get(config, "init_checkpoint")
     if not isinstance(init, str):
         raise ValueError(f"init_checkpoint must be a path or 'zoo:<name>' (empty: random), got {init!r}")
+
+
+def _check_widening_schedule(config) -> None:
+    """With training.growth 'widen', each step of schedules.network must grow a
+    net that can start as the one before (`widen.check_widening`)."""
+    shapes = [(int(b), int(f)) for _, b, f in config.schedules.network]
+    pooling = bool(config.network.get("global_pooling", False))
+    for (b0, f0), (b1, f1) in zip(shapes, shapes[1:]):
+        try:
+            widen.check_widening(
+                networks.NetworkSpec(board_size=9, blocks=b0, filters=f0, global_pooling=pooling),
+                networks.NetworkSpec(board_size=9, blocks=b1, filters=f1, global_pooling=pooling),
+            )
+        except ValueError as e:
+            schedule = tuple(config.schedules.network)
+            raise ValueError(f"training.growth 'widen' and schedules.network {schedule}: {e}") from None
 
 
 def _check_lr_schedule(config, lr_schedule: str) -> None:

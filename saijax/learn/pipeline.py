@@ -151,10 +151,21 @@ class _Run:
         want = settings.network_spec(gen)
         if want == self.built.spec:
             return
-        have = [g for g in buffer.available_generations() if g < gen]
+        old_spec = self.built.spec
         self.log(
-            f"growing the network {self.built.spec.blocks}x{self.built.spec.filters} -> {want.blocks}x{want.filters}"
+            f"growing the network {old_spec.blocks}x{old_spec.filters} -> {want.blocks}x{want.filters} "
+            f"(training.growth {train.growth})"
         )
+        metrics.update(growth_from=f"{old_spec.blocks}x{old_spec.filters}", growth_mode=train.growth)
+        if train.growth == "widen":
+            self.built = self.run.build(want)
+            self.state = training.widen_network(
+                self.state, old_spec, self.built.net, self.built.optimizer, keys.growth, mesh=self.run.mesh
+            )
+            self.selfplay_variables = None
+            self.selfplay.reset()
+            return
+        have = [g for g in buffer.available_generations() if g < gen]
         if have:
             buffer.load_window(have[-1], settings.schedules.window_size(gen))
         self.built = self.run.build(want)

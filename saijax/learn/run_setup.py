@@ -157,6 +157,7 @@ class TrainSettings:
     steps_per_call: int  # config_lib.steps_per_call
     ema: bool  # weight averaging (training.ema_decay > 0): the average plays
     optimizer: str
+    growth: str  # how a grown net starts: "retrain" or "widen" (config_lib.GROWTHS)
 
     @classmethod
     def from_config(cls, config) -> TrainSettings:
@@ -169,6 +170,7 @@ class TrainSettings:
             steps_per_call=config_lib.steps_per_call(config),
             ema=float(config.training.get("ema_decay", 0.0) or 0.0) > 0,
             optimizer=str(config.training.optimizer),
+            growth=str(config.training.get("growth", "retrain")),  # missing in older configs
         )
 
     @property

@@ -21,7 +21,9 @@ Pieces for the generation loop in `saijax.train`:
   `FloatingPointError` on a non-finite metric, naming the step and metric.
 * `network_spec`: the `networks.NetworkSpec` the config asks for at a
   generation; `grow_network` initialises a newly built net and trains it on
-  the current window before it takes over.
+  the current window before it takes over (`training.growth = "retrain"`),
+  `widen_network` makes the bigger net start as the old one, optimizer
+  state included (`"widen"`, `saijax.core.widen`).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from saijax.core import networks
+from saijax.core import networks, widen
 from saijax.learn import config as config_lib
 from saijax.learn import losses
 
@@ -62,6 +64,7 @@ __all__ = [
     "start_ema",
     "shard_batch",
     "train_on_window",
+    "widen_network",
 ]
 
 BATCH_AXIS = "batch"
@@ -702,3 +705,48 @@ def grow_network(
     if ema:
         state = start_ema(state)
     return GrownNetwork(state=state, metrics=metrics)
+
+
+def widen_network(
+    state: TrainState,
+    old_spec: networks.NetworkSpec,
+    net: networks.SaiNet,
+    optimizer: optax.GradientTransformation,
+    key: jax.Array,
+    *,
+    mesh: Mesh | None = None,
+) -> TrainState:
+    """The state of a bigger net that computes what ``state``'s does
+    (`saijax.core.widen`): its weights, batch-norm averages, the optimizer's
+    moments (zeros in the new entries) and step count carried over, and a
+    weight average (`EmaTrainState`) widened the same way.
+
+    Args:
+        state: the old net's state.
+        old_spec: its architecture.
+        net: the bigger module (only blocks and filters may differ, and grow).
+        optimizer: its optimizer, from `make_optimizer` (the same kind).
+        key: PRNG key, consumed: the new channels' and blocks' initialisation.
+        mesh: where to replicate it; None means `make_mesh()`.
+
+    Raises:
+        ValueError: ``net`` cannot start as the old one (`widen.check_widening`).
+    """
+    new_spec = net.spec
+    widen.check_widening(old_spec, new_spec)
+    fresh = jax.jit(functools.partial(networks.init_network, net))(key)  # one program, not op by op
+    live = state.live()
+    variables = widen.widen_variables(live.variables, old_spec, new_spec, fresh)
+    opt_state = widen.widen_tree(live.opt_state, optimizer.init(fresh["params"]), old_spec, new_spec)
+    grown = TrainState(
+        step=jnp.asarray(jax.device_get(live.step), jnp.int32),
+        params=variables["params"],
+        batch_stats=variables["batch_stats"],
+        opt_state=opt_state,
+    )
+    mesh = mesh if mesh is not None else make_mesh()
+    grown = replicate(jax.tree_util.tree_map(jnp.asarray, grown), mesh)
+    if isinstance(state, EmaTrainState):
+        ema = widen.widen_variables(state.ema, old_spec, new_spec, fresh)
+        return start_ema(grown, replicate(jax.tree_util.tree_map(jnp.asarray, ema), mesh))
+    return grown
