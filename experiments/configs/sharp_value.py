@@ -77,7 +77,8 @@ LEVER_TESTS = (
     "round8:sharp_puct@110=go7_sharp_s0@110-129",
     # its second seed joined the family before it played (after generation 121 of the first and 120 of leg 5).
     "round8:sharp_puct_s1@110=go7_sharp_s0@110-129",
-    # Round 9's family, declared while the arm played its first generation (session 9, 2026-11-28): the end-state
+    # Round 9's family (session 9, 2026-11-28), written while the arm played its first generation and committed
+    # after its 135th (git 574243c; its per-generation figures had been seen, not tested): the end-state
     # run's generation 129 widened to 3×64 at 130 (same seed, same workdir copy), against the end-state run's leg 2
     # from the same checkpoint, played side by side. Generation 130's games are the same in both (the widened net
     # computes what the 3×32 one did, and the keys are the same: measured, data β 0.54 in both), so the test
