@@ -30,6 +30,14 @@ most-visited move), beat GNU Go level 10 40/40 as Black at komi 8.5 and
 the end-state run's new line: it continues from
 `experiments/results/sharp_value/sharp_puct_leg/` (copy it to
 `runs/sharp/sharp_puct` and run the command above).
+
+Round 9 ran the run's leg 2 (130–149: β_∅ 0.74 → 0.64, α_∅ drifting to
+7.5) beside the same net widened to 3×64 at generation 130, starting as
+exactly the 3×32 net (``--config.schedules.network='((0,3,32),(130,3,64))'
+--config.training.growth=widen``): over 131–139 the data's β 0.92 against
+0.66 (one seed, Welch p = 0.0055), α_∅ 8.8 held at the fair komi, and 109
+of 128 of its games at komi 9.5 ended at exactly B+9; as White against GNU
+Go level 10, 32/40. A second seed decides whether the recipe widens.
 """
 
 import os

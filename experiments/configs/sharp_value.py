@@ -83,8 +83,8 @@ LEVER_TESTS = (
     # from the same checkpoint, played side by side. Generation 130's games are the same in both (the widened net
     # computes what the 3×32 one did, and the keys are the same: measured, data β 0.54 in both), so the test
     # starts at 131, the first generation the 3×64 net trained for. Planned to 149; if the session's time stops
-    # the arm earlier, the control's range ends at the arm's last generation too.
-    "round9:puct_w64@131=sharp_puct@131-149",
+    # the arm earlier, the control's range ends at the arm's last generation too: the time stopped it after 139.
+    "round9:puct_w64@131=sharp_puct@131-139",
 )
 
 
@@ -94,7 +94,7 @@ LEVER_TESTS = (
 LEGS = (
     "go7_sharp_s0@27-49,50-69,70-89,90-109,110-129",  # round 3 (from sai_v256's 26), 5, 6 (two legs), 7, 8
     # from round 8 on, the end-state run goes on under configs/go7_sharp_puct.py: its seed 0, from go7_sharp_s0's 109
-    "sharp_puct@110-129",
+    "sharp_puct@110-129,130-149",  # rounds 8, 9 (leg 2 from its own workdir: replay window and Adam's moments)
 )
 
 
