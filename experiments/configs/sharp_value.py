@@ -47,6 +47,9 @@ ARMS = dict(
     # round 9: the end-state run's generation 129 (a copy of its workdir: replay window 120-129, Adam's moments)
     # with the net widened to 3×64 at generation 130, starting as exactly the 3×32 net (training.growth = "widen")
     puct_w64="runs/sharp/puct_w64",
+    # round 10: the same widening from the same copy of generation 129's workdir, seed 1; and puct_w64 continued
+    # from its own workdir at 139 (its seed 0: from round 10 on, the end-state run, LEGS)
+    puct_w64_s1="runs/sharp/puct_w64_s1",
 )
 
 
@@ -85,6 +88,13 @@ LEVER_TESTS = (
     # starts at 131, the first generation the 3×64 net trained for. Planned to 149; if the session's time stops
     # the arm earlier, the control's range ends at the arm's last generation too: the time stopped it after 139.
     "round9:puct_w64@131=sharp_puct@131-139",
+    # Round 10's family (session 10, 2026-11-28), written and committed while the arm played its first generation
+    # (130, whose games the 3×32 net's keys of seed 1 decide): round 9's lever repeated with seed 1 from the same
+    # copy of generation 129's workdir, against the same control over the same generations. Planned to 139; if the
+    # session's time stops the arm earlier, the control's range ends at the arm's last generation too. The lever
+    # is called only if this test and round 9's both give p < 0.05 with the same sign (a conjunction of the two
+    # seeds, so no correction across them).
+    "round10:puct_w64_s1@131=sharp_puct@131-139",
 )
 
 
