@@ -29,12 +29,22 @@ distinct games and of games distinct up to the board's symmetries) and
 ``gnugo_strength.png`` (win rate by net and colour with intervals).
 ``--plot_only`` redraws the PNG from ``--outdir``'s ``summary.csv`` (nothing
 played).
+
+``losses.csv`` reads every game the net lost move by move, from the search's
+winrate that each of the net's moves carries in its SGF comment (the net's
+side): its first and highest winrate, the last of its moves at 0.5 or more,
+and the largest fall between two of its moves in a row, with the net's move
+before the fall and GNU Go's reply after it (GTP vertices and move numbers).
+It is written with the tables, and ``--losses_only`` writes it from
+``--outdir``'s ``games.csv`` and SGFs (or ``sgf.tar.xz``), playing nothing.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
+import pathlib
 import time
 
 import numpy as np
@@ -42,7 +52,7 @@ import numpy as np
 from experiments import common, matches
 from experiments.common import setting
 from saijax.cli import player as player_cli
-from saijax.core import sgf
+from saijax.core import go, sgf
 from saijax.play import gtp_match, match
 
 
@@ -67,11 +77,15 @@ class Settings(common.MatchSettings):
     )
     timeout: float = 120.0
     plot_only: bool = setting(False, "redraw the PNG from --outdir's summary.csv")
+    losses_only: bool = setting(False, "only write losses.csv from --outdir's games.csv and SGFs")
 
     def check(self) -> None:
         super().check()
-        if not self.plot_only:
+        if not (self.plot_only or self.losses_only):
             common.check_nets(self)
+
+    def redraws(self) -> bool:
+        return super().redraws() or self.losses_only
 
 
 def run(settings: Settings) -> list[dict]:
@@ -79,6 +93,9 @@ def run(settings: Settings) -> list[dict]:
     from ``outdir``'s summary.csv; a shipped folder's SGFs stay as they are); returns the summary rows."""
     if settings.plot_only:
         replot(settings.outdir)
+        return common.read_csv(os.path.join(settings.outdir, "summary.csv"))
+    if settings.losses_only:
+        write_losses(settings.outdir)
         return common.read_csv(os.path.join(settings.outdir, "summary.csv"))
     games_path = common.games_path(settings.outdir)
     common.reset_games(games_path)
@@ -134,7 +151,124 @@ def run(settings: Settings) -> list[dict]:
             )
     common.write_csv(os.path.join(settings.outdir, "summary.csv"), rows)
     plot(rows, os.path.join(settings.outdir, "gnugo_strength.png"), level=settings.level, games=settings.games)
+    write_losses(settings.outdir)
     return rows
+
+
+# --------------------------------------------------------------------------
+# The lost games, move by move.
+
+LOSS_COLUMNS = (
+    "net", "colour", "komi", "game", "margin", "moves", "engine_opening_moves", "first_winrate", "peak_winrate",
+    "last_move_at_half", "turn_move", "turn_vertex", "reply_move", "reply_vertex", "winrate_before",
+    "winrate_after", "drop", "same_as", "sgf",
+)  # fmt: skip
+
+
+def _net_side(sgf_path: str) -> tuple[str, str]:
+    """The net and its colour from a game's folder, ``sgf/<net>-<colour>/`` (as :func:`run` writes them)."""
+    folder = os.path.basename(os.path.dirname(sgf_path))
+    net, _, colour = folder.rpartition("-")
+    if colour not in ("black", "white") or not net:
+        raise ValueError(f"{sgf_path}: the game's folder is not <net>-<colour> (black or white)")
+    return net, colour
+
+
+def loss_row(record: sgf.GameRecord, *, net: str, colour: str) -> dict:
+    """Where a game the net (playing ``colour``) lost turned, from its moves' SGF comments.
+
+    Move numbers count from 1 over the whole game. The winrate is the net's
+    search's, for the net's side, stored with each of its moves; ``drop`` is the
+    largest fall from one of the net's moves to its next (``turn_move``: the move
+    before the fall; ``reply_move``: the opponent's move in between). A game
+    whose net moves carry no winrate gives empty cells.
+    """
+    rules = go.GoRules(size=record.size)
+    first = 0 if (record.first_player == 1) == (colour == "black") else 1
+    comments = record.comments or (None,) * len(record.moves)
+    rates = []  # (move index, winrate) of the net's moves
+    for i in range(first, len(record.moves), 2):
+        rate = sgf.parse_move_comment(comments[i]).get("winrate")
+        if isinstance(rate, (int, float)):
+            rates.append((i, float(rate)))
+    opening = sum(1 for c in comments if c and "random opening move" in c)
+    row = {"net": net, "colour": colour, "komi": record.komi, "moves": len(record.moves)}
+    row["engine_opening_moves"] = opening
+    if not rates:
+        return row
+    at_half = [i for i, r in rates if r >= 0.5]
+    row.update(
+        first_winrate=rates[0][1],
+        peak_winrate=max(r for _, r in rates),
+        last_move_at_half=at_half[-1] + 1 if at_half else "",
+    )
+    if len(rates) >= 2:
+        k = max(range(len(rates) - 1), key=lambda k: rates[k][1] - rates[k + 1][1])
+        (i, before), (_, after) = rates[k], rates[k + 1]
+        row.update(
+            turn_move=i + 1,
+            turn_vertex=go.to_gtp(rules, record.moves[i]),
+            reply_move=i + 2,
+            reply_vertex=go.to_gtp(rules, record.moves[i + 1]),
+            winrate_before=before,
+            winrate_after=after,
+            drop=round(before - after, 4),
+        )
+    return row
+
+
+def losses(outdir: str) -> list[dict]:
+    """A :func:`loss_row` for every game the net lost in ``outdir``'s ``games.csv`` (SGFs from the files or the
+    folder's ``sgf.tar.xz``), with the game's number, margin and SGF path, and ``same_as``: the first lost game
+    of the same net and colour with the same moves (a deterministic net replays GNU Go's lines), else empty."""
+    rows, seen = [], {}
+    for g in common.read_csv(os.path.join(outdir, "games.csv")):
+        path = g["sgf"]
+        if not os.path.exists(path) and "sgf" in pathlib.PurePath(path).parts[:-1]:
+            parts = pathlib.PurePath(path).parts
+            below = max(i for i, part in enumerate(parts[:-1]) if part == "sgf")
+            path = os.path.join(outdir, *parts[below:])  # the folder moved: its own sgf/ (or archive)
+        net, colour = _net_side(path)
+        if g["winner"] == colour:
+            continue
+        data = common.sgf_bytes(path)
+        if data is None:
+            raise FileNotFoundError(f"{outdir}: game {g['game']}'s SGF {path} is neither a file nor in the archive")
+        record = sgf.read_sgf(data, check=False)
+        same = seen.setdefault((net, colour, record.moves), int(g["game"]))
+        row = loss_row(record, net=net, colour=colour)
+        rows.append(
+            {
+                **row,
+                "game": int(g["game"]),
+                "margin": g["margin"],
+                "same_as": "" if same == int(g["game"]) else same,
+                "sgf": g["sgf"],
+            }
+        )
+    return rows
+
+
+def write_losses(outdir: str) -> str:
+    """Writes ``losses.csv`` (:func:`losses`) in ``outdir`` and prints how the lost games turned; returns its path."""
+    rows = losses(outdir)
+    path = common.write_csv(os.path.join(outdir, "losses.csv"), rows, LOSS_COLUMNS)
+    for (net, colour), group in itertools.groupby(rows, key=lambda r: (r["net"], r["colour"])):
+        group = list(group)
+        distinct = [r for r in group if r["same_as"] == ""]
+        ahead = [r for r in distinct if r.get("peak_winrate", 0) >= 0.5]
+        falls = ", ".join(
+            f"game {r['game']} after move {r['turn_move']} {r['turn_vertex']}, reply {r['reply_vertex']}: "
+            f"{r['winrate_before']:.2f} -> {r['winrate_after']:.2f}"
+            for r in distinct
+            if "drop" in r
+        )
+        print(
+            f"{net:>10s} as {colour}: {len(group)} lost, {len(distinct)} distinct games, {len(ahead)} of them after "
+            f"a winrate of 0.5 or more; the largest falls: {falls or 'none'}",
+            flush=True,
+        )
+    return path
 
 
 def plot(rows: list[dict], path: str, *, level: int, games: int) -> str:

@@ -339,6 +339,49 @@ def test_gtp_fair_komi_reads_the_order_0_move():
         settings(nets=("random",), algorithm="mcts")
 
 
+def test_gnugo_strength_reads_the_lost_games_move_by_move(tmp_path, capsys):
+    """losses.csv from a folder's games.csv and its packed SGFs: where each lost game turned, the same lines once."""
+    from saijax.core import go, sgf
+
+    rules = go.GoRules(size=5)
+    moves = [go.from_gtp(rules, v) for v in ("C3", "B2", "D4", "C2", "B3", "D2")]
+    comments = [
+        "engine's random opening move",
+        "alpha=-2 beta=1 winrate=0.7 visits=8",
+        None,
+        "alpha=-1 beta=1 winrate=0.65 visits=8",
+        None,
+        "alpha=-9 beta=1 winrate=0.1 visits=8",
+    ]
+    record = sgf.GameRecord(size=5, komi=0.5, moves=tuple(moves), comments=tuple(comments), result="B+9.5")
+    net_dir = tmp_path / "sgf" / "my-net-white"
+    net_dir.mkdir(parents=True)
+    games = []
+    for game, winner in ((0, "black"), (1, "white"), (2, "black")):
+        sgf.write_sgf(record, net_dir / f"game_{game}.sgf")
+        path = f"elsewhere/sgf/my-net-white/game_{game}.sgf"  # written where the folder was: read from its archive
+        games.append(dict(black="gnugo-l1", white="my-net", winner=winner, margin=9.5, game=game, sgf=path))
+    common.write_csv(tmp_path / "games.csv", games)
+    common.write_csv(tmp_path / "summary.csv", [dict(net="my-net")])
+    common.pack_sgfs(tmp_path)
+    shutil.rmtree(tmp_path / "sgf")
+    _script("gnugo_strength").run(_script("gnugo_strength").Settings(outdir=str(tmp_path), losses_only=True))
+    rows = common.read_csv(tmp_path / "losses.csv")
+    assert [(r["game"], r["same_as"]) for r in rows] == [("0", ""), ("2", "0")]
+    row = rows[0]
+    assert (row["net"], row["colour"], row["engine_opening_moves"], row["last_move_at_half"]) == (
+        "my-net",
+        "white",
+        "1",
+        "4",
+    )
+    assert (row["turn_move"], row["turn_vertex"], row["reply_move"], row["reply_vertex"]) == ("4", "C2", "5", "B3")
+    assert (float(row["first_winrate"]), float(row["peak_winrate"]), float(row["drop"])) == (0.7, 0.7, 0.55)
+    assert "2 lost, 1 distinct games, 1 of them after a winrate of 0.5 or more" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="not <net>-<colour>"):
+        _script("gnugo_strength")._net_side("x/sgf/net/game_0.sgf")
+
+
 # --------------------------------------------------------------------------
 # Tiny runs against GNU Go (slow: a GTP process per game).
 
