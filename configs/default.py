@@ -218,10 +218,19 @@ def get_config() -> ml_collections.ConfigDict:
     config.selfplay.fast_simulations = 0  # simulations of a cheap search (0: off)
     config.selfplay.full_search_prob = 1.0  # probability of a full search (KataGo: 0.25)
     # A sampled move whose value (on the [0, 1] win-probability scale) is
-    # below the best move's by more than this is a blunder; positions before
-    # a game's last blunder are not trained on. The paper tried several
-    # definitions without giving one; 0.15 is our choice.
+    # below the reference by more than this is a blunder; positions before
+    # a game's last blunder are not trained on. The 9×9 paper tried several
+    # definitions without giving one; 0.15 is our choice. SAI's engine
+    # (--blunderthr; off by default) ran 0.05 on its 19×19 server.
     config.selfplay.blunder_threshold = 0.15
+    # The reference of a blunder: 'best_child', the best visited child's
+    # value; or 'search_move', the value of the move the search plays (SAI's
+    # engine: its first child, the most visited).
+    config.selfplay.blunder_reference = "best_child"
+    # Blunders a game may play: each game draws Poisson(this mean); once
+    # spent, its random moves are drawn among non-blunders only. SAI's
+    # engine: ln 4 = 1.386 (a quarter of games allow none). < 0: no limit.
+    config.selfplay.blunders_allowed_mean = -1.0
     # Resign when the best child's agent value is below this (after N²/4
     # moves); < 0 disables resignation. Server default 5% to 10%.
     config.selfplay.resign_threshold = 0.05

@@ -47,13 +47,14 @@ away), and ``arms.csv`` has the late positions' median β and score error
 beside them. Curves of arms
 not given again are kept (an arm added in one session stays beside the next
 session's). One run an arm is a measurement; ``lever_tests`` declares
-families of two-sample tests (``lever_tests.csv``): each lever arm's data's β,
-generation by generation, against its parent's last generations before the
-lever (Welch, Holm and BH over the family). ``legs`` cuts the end-state
-run (the recipe's, continued session by session) into its legs for the
-issue's stopping rule (``legs.csv``: three consecutive legs that move β_∅
-by less than 0.1). ``plot_only`` redraws the figure, the tests and the legs
-from the tables.
+families of two-sample tests (``lever_tests.csv``): each lever arm's data's
+β (or the quantity a test names, e.g. ``data_beta_kept``, the fit over the
+games without a blunder, whose empty board is trained on), generation by
+generation, against its parent's last generations before the lever (Welch,
+Holm and BH over the family). ``legs`` cuts the end-state run (the recipe's,
+continued session by session) into its legs for the issue's stopping rule
+(``legs.csv``: three consecutive legs that move β_∅ by less than 0.1).
+``plot_only`` redraws the figure, the tests and the legs from the tables.
 """
 
 from __future__ import annotations
@@ -86,6 +87,11 @@ CURVE_KEYS = (
     "data_beta_local",
     "data_beta_local_se",
     "local_games",
+    "data_alpha_kept",
+    "data_beta_kept",
+    "data_beta_kept_se",
+    "kept_games",
+    "blunder_game_share",
     "komi_sd",
     "avg_komi",
     "first_move",
@@ -478,7 +484,7 @@ def parse_lever_test(spec: str) -> tuple[str, str, int, int | None, str, int, in
     against its parent's generations ``FIRST``–``LAST``, in the family of tests ``FAMILY`` (""
     when not given) that Holm's and BH's adjustments run over. ``TO`` pins a declared test to the
     generations it was declared for when the arm plays on (a later round declares its own)."""
-    family, _, test = spec.rpartition(":")
+    family, _, test = spec.partition("#")[0].rpartition(":")
     arm_part, eq, parent_part = test.partition("=")
     arm, _, own_span = arm_part.partition("@")
     start, dash, end = own_span.partition("-")
@@ -493,34 +499,54 @@ def parse_lever_test(spec: str) -> tuple[str, str, int, int | None, str, int, in
     return family, arm, int(start), int(end) if dash else None, parent, int(first), int(last)
 
 
-def lever_tests(curves: list[dict], specs: tuple[str, ...], key: str = "data_beta") -> list[dict]:
+LEVER_QUANTITY = "data_beta"
+
+
+def lever_quantity(spec: str) -> str:
+    """The quantity a lever test compares: ``spec``'s ``#QUANTITY`` suffix, one of :data:`CURVE_KEYS`
+    (e.g. ``data_beta_kept``: the komi curve of the games whose empty board is trained on), else the
+    data's β."""
+    _, hash_, quantity = spec.partition("#")
+    if not hash_:
+        return LEVER_QUANTITY
+    if quantity not in CURVE_KEYS:
+        raise ValueError(
+            f"lever_tests: {spec!r}: #{quantity} is not a curve's quantity (one of {', '.join(CURVE_KEYS)})"
+        )
+    return quantity
+
+
+def lever_tests(curves: list[dict], specs: tuple[str, ...], key: str | None = None) -> list[dict]:
     """Each lever arm's per-generation ``key`` (the data's β: what the value is trained toward) over
     its own generations against its parent's plateau, by Welch's two-sample t-test (two-sided;
     each generation's fit one observation), with Holm's and Benjamini–Hochberg's adjustment over
     the ``specs`` as one family. ``detectable`` is the difference the two samples could tell at 80%
     power (:func:`saijax.analysis.stats.detectable_mean_difference`); ``verdict`` is "higher" or
     "lower" where Holm's p < 0.05, else "inconclusive". Specs with a ``FAMILY:`` prefix form their
-    own families (each round declares its own), adjusted apart from the others. Arms or parents
-    missing from ``curves`` are skipped."""
+    own families (each round declares its own), adjusted apart from the others. A spec's
+    ``#QUANTITY`` suffix (:func:`lever_quantity`) tests that quantity instead of ``key`` (default the
+    data's β). Arms or parents missing from ``curves`` are skipped."""
     by_arm: dict[str, dict[int, dict]] = {}
     for r in curves:
         by_arm.setdefault(r["arm"], {})[int(r["generation"])] = r
     rows = []
     for spec in specs:
         family, arm, start, end, parent, first, last = parse_lever_test(spec)
+        quantity = lever_quantity(spec) if "#" in spec or key is None else key
         if arm not in by_arm or parent not in by_arm:
             continue
         own = [r for g, r in sorted(by_arm[arm].items()) if g >= start and (end is None or g <= end)]
         base = [r for g, r in sorted(by_arm[parent].items()) if first <= g <= last]
-        x, y = _values(own, key), _values(base, key)
-        mean_x, mean_y, sd_x, sd_y = _mean(own, key), _mean(base, key), _sd(own, key), _sd(base, key)
+        x, y = _values(own, quantity), _values(base, quantity)
+        mean_x, mean_y = _mean(own, quantity), _mean(base, quantity)
+        sd_x, sd_y = _sd(own, quantity), _sd(base, quantity)
         t, p = stats.welch_t_test(x, y)
         rows.append({
             "family": family, "arm": arm,
             "arm_generations": f"{own[0]['generation']}-{own[-1]['generation']}" if own else "",
             "arm_n": len(x), "arm_mean": mean_x, "arm_sd": sd_x,
             "parent": parent, "parent_generations": f"{first}-{last}", "parent_n": len(y),
-            "parent_mean": mean_y, "parent_sd": sd_y, "quantity": key, "difference": mean_x - mean_y,
+            "parent_mean": mean_y, "parent_sd": sd_y, "quantity": quantity, "difference": mean_x - mean_y,
             "detectable": stats.detectable_mean_difference(sd_x, len(x), sd_y, len(y)) if min(len(x), len(y)) > 1
             else math.nan,
             "test": "Welch two-sample t, two-sided", "t": t, "p": p,
@@ -716,9 +742,9 @@ class Settings(common.Settings):
     )
     lever_tests: tuple[str, ...] = setting(
         (),
-        "[FAMILY:]ARM@FROM[-TO]=PARENT@FIRST-LAST: Welch tests of the data's β per generation, each lever "
-        "arm's own generations (FROM on, or FROM-TO) against its parent's, Holm and BH within each FAMILY "
-        "(lever_tests.csv)",
+        "[FAMILY:]ARM@FROM[-TO]=PARENT@FIRST-LAST[#QUANTITY]: Welch tests of the data's β (or QUANTITY) per "
+        "generation, each lever arm's own generations (FROM on, or FROM-TO) against its parent's, Holm and BH "
+        "within each FAMILY (lever_tests.csv)",
     )
     legs: tuple[str, ...] = setting(
         (),
@@ -736,6 +762,7 @@ class Settings(common.Settings):
         for spec in self.lever_tests:
             try:
                 parse_lever_test(spec)
+                lever_quantity(spec)
             except ValueError as e:
                 raise self.error("lever_tests", str(e)) from None
         for spec in self.legs:

@@ -101,6 +101,8 @@ def test_go7_sharp_puct_is_round_8s_arms():
         shipped = json.load(f)
     # Fields added since a leg was written read as their defaults (the run's behaviour then).
     shipped["training"].setdefault("growth", "retrain")
+    shipped["selfplay"].setdefault("blunder_reference", "best_child")
+    shipped["selfplay"].setdefault("blunders_allowed_mean", -1.0)
     assert json.loads(config.to_json_best_effort()) == shipped
 
 
@@ -197,6 +199,8 @@ def test_lambda_below_mu_names_both():
         ("selfplay.full_search_prob", 1.25, ["selfplay.full_search_prob", "1.25"]),
         ("selfplay.fixed_komi_share", 1.5, ["selfplay.fixed_komi_share", "1.5"]),
         ("selfplay.fixed_komi_share", -0.1, ["selfplay.fixed_komi_share", "-0.1"]),
+        ("selfplay.blunder_reference", "first", ["selfplay.blunder_reference", "'first'", "search_move"]),
+        ("selfplay.blunders_allowed_mean", float("inf"), ["selfplay.blunders_allowed_mean", "inf"]),
     ],
 )
 def test_bad_field_is_named(path, value, expected):

@@ -8,6 +8,10 @@ diagnostics that say whether the value's targets are sharp.
   player resign is taken back (SAI's ``get_best_move``).
 * ``selfplay.fixed_komi_share``: a share of complete games at the board's
   komi (SAI's server, 30%).
+* ``selfplay.blunder_reference`` and ``selfplay.blunders_allowed_mean``:
+  SAI's engine's blunders (the drop from the searched move's value, and a
+  Poisson-drawn allowance a game, after which random moves are drawn among
+  the non-blunders only).
 * ``komi_curve_fit`` / ``komi_curve_stats``, ``opening_stats`` and
   ``resigned_row_share`` in :func:`selfplay.generation_stats`.
 """
@@ -169,6 +173,99 @@ def test_takeback_replaces_a_random_move_that_would_resign(move_count):
     assert 0.4 < np.mean(np.asarray(kept)[may] == 6) < 0.6
 
 
+def _three_moves(n):
+    """n identical roots: move 0 the searched move (most visits, value 0.8), move 3 a lightly visited best
+    value (0.95), move 6 visited with value 0.72."""
+    states, out = _search_output(n, q_bad=0.72)
+    a = RULES.num_actions
+    visits = np.zeros(a, np.int32)
+    visits[[0, 3, 6]] = [6, 1, 3]
+    q = np.full(a, np.nan, np.float32)
+    q[[0, 3, 6]] = [0.8, 0.95, 0.72]
+    out = out.replace(
+        visit_counts=jnp.broadcast_to(jnp.asarray(visits), (n, a)),
+        child_q=jnp.broadcast_to(jnp.asarray(q), (n, a)),
+        policy=jnp.broadcast_to(jnp.asarray(visits / visits.sum(), jnp.float32), (n, a)),
+        best_value=jnp.full((n,), 0.95, jnp.float32),
+    )
+    return states, out
+
+
+def test_blunder_reference_search_move_measures_the_drop_from_the_searched_move():
+    """SAI's engine measures a random move's drop from its first child (the searched move), not from the best
+    value among the visited children, which a lightly visited child can inflate."""
+    n = 4000
+    states, out = _three_moves(n)
+    base = selfplay.SelfPlayConfig(random_moves=4, blunder_threshold=0.1)
+    draws = {}
+    for reference in ("best_child", "search_move"):
+        config = dataclasses.replace(base, blunder_reference=reference)
+        action, blunder = selfplay._choose_moves(RULES, config, jax.random.PRNGKey(2), states, out)
+        action, blunder = np.asarray(action), np.asarray(blunder)
+        assert set(np.unique(action)) == {0, 3, 6}
+        draws[reference] = action
+        if reference == "best_child":  # below 0.95 - 0.1: the searched move itself and move 6
+            np.testing.assert_array_equal(blunder, action != 3)
+        else:  # below 0.8 - 0.1: none of them
+            assert not blunder.any()
+    np.testing.assert_array_equal(draws["best_child"], draws["search_move"])  # the reference moves no draw
+    # A wider drop: move 6 (0.72) is 0.08 below the searched move's 0.8.
+    sai = dataclasses.replace(base, blunder_reference="search_move", blunder_threshold=0.05)
+    action, blunder = selfplay._choose_moves(RULES, sai, jax.random.PRNGKey(2), states, out)
+    np.testing.assert_array_equal(np.asarray(blunder), np.asarray(action) == 6)
+    # Past the random moves nothing is a blunder.
+    late = states.replace(move_count=jnp.full((n,), 4, jnp.int32))
+    action, blunder = selfplay._choose_moves(RULES, sai, jax.random.PRNGKey(2), late, out)
+    assert np.all(np.asarray(action) == 0) and not np.asarray(blunder).any()
+
+
+def test_a_game_whose_blunders_are_spent_draws_among_the_others_only():
+    n = 4000
+    states, out = _three_moves(n)
+    config = selfplay.SelfPlayConfig(random_moves=4, blunder_threshold=0.05, blunder_reference="search_move")
+    left = jnp.asarray(np.tile([-1, 0, 2], n // 3 + 1)[:n], jnp.int32)  # no limit, spent, two left
+    action, blunder = selfplay._choose_moves(RULES, config, jax.random.PRNGKey(3), states, out, None, left)
+    action, blunder, left = np.asarray(action), np.asarray(blunder), np.asarray(left)
+    assert not np.any(action[left == 0] == 6) and not blunder[left == 0].any()
+    for allowed in (-1, 2):  # move 6 drawn ∝ its 3 of 10 visits, and a blunder
+        share = np.mean(action[left == allowed] == 6)
+        assert abs(share - 0.3) < 4 * np.sqrt(0.21 / np.sum(left == allowed))
+        np.testing.assert_array_equal(blunder[left == allowed], action[left == allowed] == 6)
+    # The same draws without an allowance as with an unlimited one.
+    free, _ = selfplay._choose_moves(RULES, config, jax.random.PRNGKey(3), states, out)
+    np.testing.assert_array_equal(np.asarray(free)[left == -1], action[left == -1])
+
+
+def test_blunder_allowance_is_poisson_with_sais_mean():
+    key = jax.random.PRNGKey(4)
+    sai = selfplay.SelfPlayConfig(blunders_allowed_mean=float(np.log(4.0)))
+    draws = np.asarray(selfplay.blunder_allowance(sai, key, (40_000,)))
+    assert abs(draws.mean() - np.log(4.0)) < 0.03 and abs(np.mean(draws == 0) - 0.25) < 0.01
+    assert np.all(np.asarray(selfplay.blunder_allowance(selfplay.SelfPlayConfig(), key, (5,))) == -1)
+    none = dataclasses.replace(sai, blunders_allowed_mean=0.0)
+    assert np.all(np.asarray(selfplay.blunder_allowance(none, key, (5,))) == 0)
+
+
+def test_self_play_spends_each_games_allowance():
+    """In played games: an allowance of 0 plays no blunder, and no game plays more blunders than it drew."""
+    base = dataclasses.replace(
+        CAPPED, batch_size=32, fast_simulations=0, full_search_prob=1.0, random_moves=6, blunder_threshold=0.0,
+        blunder_reference="search_move", random_temperature=2.0,
+    )  # fmt: skip
+    free = _play(base, chunks=1)
+    assert np.asarray(free.blunder).sum() > 10  # any draw below the searched move's value is one
+    none = _play(dataclasses.replace(base, blunders_allowed_mean=0.0), chunks=1)
+    assert not np.asarray(none.blunder).any() and np.asarray(none.active).sum() > 0
+    one = dataclasses.replace(base, blunders_allowed_mean=1.0)
+    chunk = selfplay.make_chunk_fn(oracle, RULES, SEARCH, one)
+    sp = selfplay.init_selfplay(RULES, one, jax.random.PRNGKey(0), ALPHA_EMPTY, BETA_EMPTY)
+    allowed = {int(g): int(a) for g, a in zip(np.asarray(sp.game_id), np.asarray(sp.blunders_left))}
+    sp, rec = chunk(None, sp, jax.random.PRNGKey(100), jnp.float32(ALPHA_EMPTY), jnp.float32(BETA_EMPTY))
+    blunders = collections.Counter(np.asarray(rec.game_id)[np.asarray(rec.blunder)].tolist())
+    assert blunders and all(blunders[g] <= allowed[g] for g in blunders if g in allowed)
+    assert sum(allowed.values()) > 0 and np.all(np.asarray(sp.blunders_left) >= 0)
+
+
 def test_fixed_komi_share_plays_that_share_at_the_board_komi():
     n = 40_000
     key = jax.random.PRNGKey(3)
@@ -316,3 +413,23 @@ def test_upsets_away_from_the_fair_komi_flatten_the_whole_range_but_not_the_loca
     assert stats["data_beta"] < 0.6
     assert stats["data_beta_local"] > 1.2 and abs(stats["data_alpha_local"] - 9.0) < 0.5
     assert stats["local_games"] == int(np.sum(np.abs(komi - 9.0) <= selfplay.LOCAL_KOMI_WINDOW))
+
+
+def test_the_kept_fit_is_over_the_games_whose_empty_board_is_trained_on():
+    """Games with a blunder lose their empty-board row; the ``_kept`` fit is over the others. Here the
+    blunders are the upsets, so the kept games turn sharply at the fair komi while all of them do not."""
+    rng = np.random.default_rng(3)
+    komi = np.round(rng.normal(9.0, 3.0, 3000) * 2) / 2
+    black = rng.random(komi.size) < 1 / (1 + np.exp(-3.0 * (9.0 - komi)))
+    upset = rng.random(komi.size) < 0.3
+    black = np.where(upset, ~black, black)
+    games = [
+        dataclasses.replace(_game(i, 24, komi=float(k), winner=1 if b else -1), blunder_move=3 if u else -1)
+        for i, (k, b, u) in enumerate(zip(komi, black, upset))
+    ]
+    games.append(dataclasses.replace(_game(3000, 24, is_branch=True), blunder_move=2))  # counted in the share only
+    stats = selfplay.generation_stats(games, 9.0, 0.5)
+    assert stats["kept_games"] == int((~upset).sum())
+    assert stats["blunder_game_share"] == pytest.approx((upset.sum() + 1) / len(games))
+    assert stats["data_beta"] < 1.0 and abs(stats["data_beta_kept"] - 3.0) < 4 * stats["data_beta_kept_se"]
+    assert abs(stats["data_alpha_kept"] - 9.0) < 0.3

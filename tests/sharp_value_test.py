@@ -158,6 +158,14 @@ def test_lever_tests_compare_each_arm_with_its_parents_plateau():
     for backwards in ("s@10=p@9-0", "s@14-10=p@0-9"):
         with pytest.raises(ValueError, match="runs backwards"):
             sharp_value.Settings(lever_tests=(backwards,))
+    # A test of another quantity (#QUANTITY): the same arms, that quantity's values.
+    kept = [dict(r, data_beta_kept=2 * r["data_beta"]) for r in parent + sharp]
+    (by_kept,) = sharp_value.lever_tests(kept, ("r10:s@10=p@0-9#data_beta_kept",))
+    assert sharp_value.parse_lever_test("r10:s@10=p@0-9#data_beta_kept") == ("r10", "s", 10, None, "p", 0, 9)
+    assert by_kept["quantity"] == "data_beta_kept" and by_kept["difference"] == pytest.approx(2 * s_row["difference"])
+    assert by_kept["p"] == pytest.approx(s_row["p"])  # a scale moves no t
+    with pytest.raises(ValueError, match="lever_tests.*#beta is not a curve's quantity"):
+        sharp_value.Settings(lever_tests=("s@10=p@0-9#beta",))
 
 
 def test_legs_measure_the_stopping_rule():

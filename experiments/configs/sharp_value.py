@@ -50,6 +50,11 @@ ARMS = dict(
     # round 10: the same widening from the same copy of generation 129's workdir, seed 1; and puct_w64 continued
     # from its own workdir at 139 (its seed 0: from round 10 on, the end-state run, LEGS)
     puct_w64_s1="runs/sharp/puct_w64_s1",
+    # round 10: puct_w64's generation 140 (a copy of its workdir) with SAI's engine's blunders: a random move
+    # more than 0.05 below the searched move's value is a blunder (the rows up to a game's last one are not
+    # trained on), and a game may play Poisson(ln 4) of them, then draws among the others only; beside puct_w64
+    # itself from the same checkpoint (same seed: generation 141's keys are the same in both)
+    puct_w64_blunder="runs/sharp/puct_w64_blunder",
 )
 
 
@@ -95,6 +100,14 @@ LEVER_TESTS = (
     # is called only if this test and round 9's both give p < 0.05 with the same sign (a conjunction of the two
     # seeds, so no correction across them).
     "round10:puct_w64_s1@131=sharp_puct@131-139",
+    # Round 10's second family (session 10, 2026-11-28), written and committed while the arm played its first
+    # generation (141): SAI's blunder rule on puct_w64 from its generation 140, against puct_w64 itself from the
+    # same checkpoint, played side by side, over the same generations: the komi curve of the games whose empty
+    # board is trained on (no blunder: data_beta_kept), the rule's mechanism, and the data's β over all complete
+    # games (the allowance changes the games too). Planned to 150; if the session's time stops the arm earlier,
+    # both ranges end at the arm's last generation.
+    "round10b:puct_w64_blunder@141-150=puct_w64@141-150#data_beta_kept",
+    "round10b:puct_w64_blunder@141-150=puct_w64@141-150",
 )
 
 

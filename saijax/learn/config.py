@@ -65,6 +65,7 @@ KOMI_MODES = ("sample", "fixed")
 OPTIMIZERS = ("sgd", "adam")
 GROWTHS = ("retrain", "widen")
 OPENING_POLICIES = ("visits", "improved")
+BLUNDER_REFERENCES = ("best_child", "search_move")
 LR_SCHEDULES = ("constant", "cosine", "piecewise")
 
 _MIN_BOARD_SIZE = 2
@@ -304,6 +305,10 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
                 f"(in 'fixed' mode every game is at selfplay.komi), got komi_mode {komi_mode!r}"
             )
     _float(config, "selfplay.blunder_threshold", 0.0)
+    if _has(config, "selfplay.blunder_reference"):
+        _choice(config, "selfplay.blunder_reference", BLUNDER_REFERENCES)
+    if _has(config, "selfplay.blunders_allowed_mean"):
+        _float(config, "selfplay.blunders_allowed_mean")
     _float(config, "selfplay.resign_threshold", maximum=1.0)
     _float(config, "selfplay.no_resign_fraction", 0.0, 1.0)
     _bool(config, "selfplay.lzs_pass_rule")

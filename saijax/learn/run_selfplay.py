@@ -164,7 +164,7 @@ def shard_selfplay(sp: selfplay.SelfPlayState, mesh) -> selfplay.SelfPlayState:
     """Slots along the mesh's batch axis; the branch queue replicated."""
     batch = NamedSharding(mesh, PartitionSpec(training.BATCH_AXIS))
     rep = NamedSharding(mesh, PartitionSpec())
-    per_slot = {"games", "game_id", "is_branch", "may_resign", "would_resign", "branches"}
+    per_slot = {"games", "game_id", "is_branch", "may_resign", "would_resign", "branches", "blunders_left"}
     out = {}
     for f in dataclasses.fields(sp):
         value = getattr(sp, f.name)

@@ -27,9 +27,15 @@ Design choices (where docs/design.md leaves room):
   fair komi under the net that plays it.
 * Blunders: during the first R moves (counted from the empty board, also in
   branches) moves are sampled ∝ visits^(1/T); a sampled move whose value is
-  more than ``blunder_threshold`` below the best child's is a blunder. The
-  rows of a game's positions up to and including its last blunder are not
-  trained on (their outcome is the blunder's).
+  more than ``blunder_threshold`` below the reference is a blunder: the best
+  visited child's value (``blunder_reference='best_child'``), or SAI's, the
+  value of the move the search plays, its most visited (``'search_move'``).
+  The rows of a game's positions up to and including its last blunder are
+  not trained on (their outcome is the blunder's). With
+  ``blunders_allowed_mean`` ≥ 0 (SAI's engine: ln 4, so that a quarter of
+  its games allow none), each game may play a Poisson-drawn number of
+  blunders; once they are spent, its random moves are drawn among the
+  moves that are not blunders only.
 * Resignation: after N²/4 moves, a player whose best child's agent value is
   below ``resign_threshold`` resigns, unless the game is one of the
   ``no_resign_fraction`` that may not; in those, the first player that would
@@ -124,6 +130,8 @@ class SelfPlayConfig:
     fast_simulations: int = 0
     full_search_prob: float = 1.0
     blunder_threshold: float = 0.15
+    blunder_reference: str = "best_child"
+    blunders_allowed_mean: float = -1.0
     resign_threshold: float = 0.05
     no_resign_fraction: float = 0.1
     lzs_pass_rule: bool = False
@@ -145,6 +153,7 @@ class SelfPlayState:
     refills: chex.Array  # [] int32, refills so far (drives the 2:1 ratio)
     next_game_id: chex.Array  # [] int32
     queue_dropped: chex.Array  # [] int32, queued branches replaced before they were played
+    blunders_left: chex.Array  # [B] int32: blunders the slot's game may still play (-1: no limit)
 
 
 @struct.dataclass
@@ -247,6 +256,7 @@ def init_selfplay(rules: go.GoRules, config: SelfPlayConfig, key, alpha_empty, b
     """Fresh slots, all complete games with sampled (or fixed) komi."""
     b, c = config.batch_size, config.branch_queue_capacity
     k_komi, k_resign = jax.random.split(key)
+    k_blunders = jax.random.fold_in(key, 2)
     komi = _complete_komi(rules, config, k_komi, alpha_empty, beta_empty, (b,))
     empty = go.init(rules, 0.0)
     games = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (b,) + x.shape), empty).replace(komi=komi)
@@ -264,7 +274,16 @@ def init_selfplay(rules: go.GoRules, config: SelfPlayConfig, key, alpha_empty, b
         refills=jnp.int32(0),
         next_game_id=jnp.int32(b),
         queue_dropped=jnp.int32(0),
+        blunders_left=blunder_allowance(config, k_blunders, (b,)),
     )
+
+
+def blunder_allowance(config: SelfPlayConfig, key, shape) -> jax.Array:
+    """The blunders each new game may play: Poisson(``blunders_allowed_mean``) (SAI's engine), or -1 (no limit)
+    when the mean is negative."""
+    if config.blunders_allowed_mean < 0:
+        return jnp.full(shape, -1, jnp.int32)
+    return jax.random.poisson(key, config.blunders_allowed_mean, shape).astype(jnp.int32)
 
 
 def _complete_komi(rules, config, key, alpha_empty, beta_empty, shape):
@@ -281,7 +300,9 @@ def _complete_komi(rules, config, key, alpha_empty, beta_empty, shape):
     return komi
 
 
-def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.SearchOutput, may_resign=None):
+def _choose_moves(
+    rules, config: SelfPlayConfig, key, states, out: search.SearchOutput, may_resign=None, blunders_left=None
+):
     """Opening sampling, blunder detection and the LZS pass rule.
 
     Only moves with more than ``random_min_visits`` visits whose value (on
@@ -310,8 +331,21 @@ def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.Search
     it is no blunder. Like SAI's, it cannot fire before the N²/4 moves after
     which resignation is allowed, so it matters only where the random moves
     run past them (9×9's 25 random moves, not 7×7's 8).
+
+    A blunder is a move more than ``blunder_threshold`` below the reference
+    value: the best visited child's (``blunder_reference='best_child'``) or
+    the searched move's (``'search_move'``: SAI's ``randomize_first_proportionally``
+    measures the drop from its first child, the most visited). Where a
+    game's ``blunders_left`` [B] is 0 (its allowance spent; -1 is no limit),
+    blunders are not eligible for the random draw (SAI's
+    ``is_blunder_allowed``).
     """
     q = jnp.where(jnp.isnan(out.child_q), -jnp.inf, out.child_q)
+    if config.blunder_reference == "search_move":
+        reference = jnp.take_along_axis(q, out.action[:, None], axis=1)[:, 0]
+    else:
+        reference = out.best_value
+    is_blunder = q < (reference - config.blunder_threshold)[:, None]
     if config.opening_policy == "improved":
         weights = out.policy
     else:
@@ -322,6 +356,8 @@ def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.Search
     eligible = (weights > 0) & (out.visit_counts > config.random_min_visits)
     if config.random_losing_threshold > 0:
         eligible &= q > max(config.random_losing_threshold, config.resign_threshold)
+    if blunders_left is not None:
+        eligible &= ~is_blunder | (blunders_left != 0)[:, None]
     logits = jnp.where(eligible, jnp.log(jnp.maximum(weights, 1e-30)) / config.random_temperature, -jnp.inf)
     sampled = jax.random.categorical(key, logits).astype(jnp.int32)
     sampled = jnp.where(jnp.any(eligible, axis=-1), sampled, out.action)
@@ -338,8 +374,7 @@ def _choose_moves(rules, config: SelfPlayConfig, key, states, out: search.Search
             resigns &= may_resign
         sampled = jnp.where(resigns, out.action, sampled)
     action = jnp.where(opening, sampled, out.action)
-    chosen_q = jnp.take_along_axis(q, action[:, None], axis=1)[:, 0]
-    blunder = opening & (chosen_q < out.best_value - config.blunder_threshold)
+    blunder = opening & jnp.take_along_axis(is_blunder, action[:, None], axis=1)[:, 0]
     if config.lzs_pass_rule:
         tt = jax.vmap(lambda s: go.area_score(rules, s))(states) - states.komi
         tt = tt * states.to_play.astype(jnp.float32) / rules.num_points
@@ -419,7 +454,7 @@ def make_chunk_fn(
                 lambda: searched(search_config, noisy.astype(jnp.float32)),
                 lambda: searched(fast_config, jnp.zeros((b,), jnp.float32)),
             )
-        action, blunder = _choose_moves(rules, config, k_choose, states, out, sp.may_resign)
+        action, blunder = _choose_moves(rules, config, k_choose, states, out, sp.may_resign, sp.blunders_left)
         if fast_config is not None:
             out = out.replace(policy=jnp.where(full, out.policy, 0.0))
         if fast_config is not None and config.random_full_search_only:
@@ -500,6 +535,8 @@ def make_chunk_fn(
         q_index = (queue_head + b_rank) % cap
         popped = jax.tree_util.tree_map(lambda q: q[q_index], queue)
         komi = _complete_komi(rules, config, k_komi, alpha_empty, beta_empty, (b,))
+        spent = jnp.where(active & blunder & (sp.blunders_left > 0), 1, 0)
+        allowance = blunder_allowance(config, jax.random.fold_in(k_komi, 2), (b,))
         fresh = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (b,) + x.shape), empty).replace(komi=komi)
         new_game = _tree_where(take_branch, popped, fresh)
         n_taken = jnp.sum(take_branch)
@@ -520,6 +557,7 @@ def make_chunk_fn(
             refills=sp.refills + jnp.sum(refill),
             next_game_id=sp.next_game_id + jnp.sum(refill),
             queue_dropped=sp.queue_dropped + overflow,
+            blunders_left=jnp.where(refill, allowance, sp.blunders_left - spent),
         )
         return sp, record
 

@@ -206,6 +206,11 @@ def komi_curve_stats(games: list[FinishedGame], alpha_empty: float = float("nan"
     flatter than that when the results level off short of 0 and 1 away
     from it (upsets: games the komi's favourite loses anyway), and the net,
     trained on every sampled komi, learns the whole range's β.
+
+    The ``_kept`` fit keeps the complete games without a blunder
+    (``kept_games`` of them), the only ones whose empty board is trained on
+    (the rows up to a game's last blunder are dropped); ``blunder_game_share``
+    is the share of all the games (branches too) with a blunder.
     """
     complete = [g for g in games if not g.is_branch]
     komi = np.array([g.komi for g in complete], np.float64)
@@ -213,6 +218,8 @@ def komi_curve_stats(games: list[FinishedGame], alpha_empty: float = float("nan"
     alpha, beta, se = komi_curve_fit(komi, score)
     near = np.abs(komi - alpha_empty) <= LOCAL_KOMI_WINDOW
     alpha_l, beta_l, se_l = komi_curve_fit(komi[near], score[near])
+    kept = np.array([g.blunder_move < 0 for g in complete], bool)
+    alpha_k, beta_k, se_k = komi_curve_fit(komi[kept], score[kept])
     results: dict[str, list[float]] = {}
     for k, y in zip(komi.tolist(), score.tolist()):
         cell = results.setdefault(f"{k:g}", [0, 0.0])
@@ -228,6 +235,11 @@ def komi_curve_stats(games: list[FinishedGame], alpha_empty: float = float("nan"
         "data_beta_local": beta_l,
         "data_beta_local_se": se_l,
         "local_games": int(near.sum()),
+        "data_alpha_kept": alpha_k,
+        "data_beta_kept": beta_k,
+        "data_beta_kept_se": se_k,
+        "kept_games": int(kept.sum()),
+        "blunder_game_share": float(np.mean([g.blunder_move >= 0 for g in games])) if games else float("nan"),
         "komi_sd": float(komi.std()) if komi.size > 1 else float("nan"),
     }
 
