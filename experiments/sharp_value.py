@@ -44,7 +44,10 @@ play makes the same game. ``margins.csv`` describes the final margins of the
 played-out games that the final-score target on α is trained toward
 (:func:`margin_rows`: their mean against their median, and the share given
 away), and ``arms.csv`` has the late positions' median β and score error
-beside them. Curves of arms
+beside them. ``board_results.csv`` (:func:`board_rows`) has, komi by komi,
+how the played-out complete games ended on the board: at perfect play's
+result whatever the komi, or moved toward the komi (the side the komi
+favours giving points back while it still wins). Curves of arms
 not given again are kept (an arm added in one session stays beside the next
 session's). One run an arm is a measurement; ``lever_tests`` declares
 families of two-sample tests (``lever_tests.csv``): each lever arm's data's
@@ -351,6 +354,43 @@ def margin_rows(name: str, workdir: str, last: int, upto: int | None = None, boa
         "collapsed_share": float((size > COLLAPSE_SHARE * board_size**2).mean()),
         "within_3_share": float((size <= 3).mean()),
     }]  # fmt: skip
+
+
+def board_rows(name: str, workdir: str, last: int, upto: int | None = None, board_size: int = 7) -> list[dict]:
+    """How the played-out complete games of the arm's last ``last`` generations (up to ``upto``) ended on
+    the board, komi by komi: Black's area lead (its final margin plus the komi; the empty board's row
+    of each game, so a game with a blunder, whose row is not kept, is not counted), one row per komi:
+    the games, Black's score, the mean and median board result, the share at perfect play's (:data:`FAIR_KOMI`,
+    B+9 on 7×7) and the share moved toward the komi (Black ahead by more than 9 at a komi above it,
+    by less at a komi below it). Perfect play's result does not depend on the komi; a winrate
+    player's does when the side the komi favours gives points back while it still wins: its games
+    end near the komi, and the data's komi curve flattens. No rows without replay files."""
+    buffer, gens = _replay_generations(workdir, last, upto, board_size)
+    komis, boards, scores = [], [], []
+    for g in gens:
+        rows = buffer.read_generation(g)
+        if rows.ownership_mask is None:
+            continue
+        first = (np.asarray(rows.move_number) == 0) & ~np.asarray(rows.is_branch, bool)
+        first &= np.asarray(rows.ownership_mask, bool) & (np.asarray(rows.to_play) == 1)
+        komi, score = _black_view(rows)
+        komis.append(komi[first])
+        scores.append(score[first])
+        boards.append((np.asarray(rows.margin, np.float64) - np.asarray(rows.signed_komi, np.float64))[first])
+    if not komis or not np.concatenate(komis).size:
+        return []
+    komi, board, score = np.concatenate(komis), np.concatenate(boards), np.concatenate(scores)
+    out = []
+    for k in np.unique(komi):
+        at = komi == k
+        b = board[at]
+        toward = (b > FAIR_KOMI) if k > FAIR_KOMI else (b < FAIR_KOMI) if k < FAIR_KOMI else np.zeros(b.size, bool)
+        out.append({
+            "arm": name, "generations": f"{gens[0]}-{gens[-1]}", "komi": float(k), "games": int(at.sum()),
+            "black_score": float(score[at].mean()), "board_mean": float(b.mean()), "board_median": float(np.median(b)),
+            "perfect_share": float(np.mean(b == FAIR_KOMI)), "toward_komi_share": float(toward.mean()),
+        })  # fmt: skip
+    return out
 
 
 def within_fit(openings: list[dict]) -> dict:
@@ -781,7 +821,7 @@ def run(settings: Settings) -> None:
         return
     os.makedirs(settings.outdir, exist_ok=True)
     curves_path = os.path.join(settings.outdir, "curves.csv")
-    new, new_komis, new_openings, new_pairs, new_margins = [], [], [], [], []
+    new, new_komis, new_openings, new_pairs, new_margins, new_boards = [], [], [], [], [], []
     shipped = {r["arm"] for r in common.read_csv(curves_path)} if os.path.exists(curves_path) else set()
     parsed = ablation.parse_arms(settings.arms, may_be_gone=shipped)
     order = [name for name, _, _ in parsed]  # the tables list the arms as given (earlier ones not given last)
@@ -797,6 +837,7 @@ def run(settings: Settings) -> None:
         )
         new_pairs += komi_pairs(name, workdir, settings.last, settings.opening_plies, generation, settings.board_size)
         new_margins += margin_rows(name, workdir, settings.last, generation, settings.board_size)
+        new_boards += board_rows(name, workdir, settings.last, generation, settings.board_size)
     given = {r["arm"] for r in new}
     curves = _merge_rows(curves_path, given, new, order)
     if not curves:
@@ -808,6 +849,7 @@ def run(settings: Settings) -> None:
     late = {r["arm"]: {k: r[k] for k in ("beta_late", "score_error_late")} for r in arms}  # the net's, beside
     margins = [r | late[r["arm"]] for r in new_margins]
     _merge_rows(os.path.join(settings.outdir, "margins.csv"), given, margins, order)
+    _merge_rows(os.path.join(settings.outdir, "board_results.csv"), given, new_boards, order)
     common.write_csv(os.path.join(settings.outdir, "arms.csv"), arms, digits=4)
     plot(curves, os.path.join(settings.outdir, "sharp_value.png"), komis)
     write_end(settings.outdir)

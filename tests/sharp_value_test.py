@@ -379,6 +379,40 @@ def test_games_grouped_by_their_opening_and_the_beta_within_them(tmp_path):
     assert fit["within_beta"] < 0.8
 
 
+def test_board_results_say_whether_games_end_at_perfect_play_or_near_the_komi(tmp_path):
+    """board_rows, komi by komi, over the played-out complete games' empty-board rows: Black's area lead
+    (its margin plus the komi) at perfect play's B+9 or moved toward the komi; branches, games not
+    played out and games whose empty-board row was dropped stay out."""
+    rules = go.GoRules(7)
+    d4, d3, c3, e5 = (go.from_gtp(rules, v) for v in ("D4", "D3", "C3", "E5"))
+    line = (d4, d3, c3, e5)
+    # Black's board result: B+9 at komi 9.5 (White wins); B+11 and B+9 at 11 (a draw and a White win);
+    # B+7 at 6.5 (Black wins, by less than perfect play's); one at 7 not played out.
+    games = [(line, 9.5, 0.0), (line, 11.0, 0.5), (line, 11.0, 0.0), (line, 6.5, 1.0), (line, 7.0, 1.0)]
+    board = {0: 9.0, 1: 11.0, 2: 9.0, 3: 7.0, 4: 9.0, 100: 30.0}
+    rows = _opening_rows(rules, games, 3)
+    game, black = np.asarray(rows.game_id), np.asarray(rows.to_play) == 1
+    komi = np.where(black, -np.asarray(rows.signed_komi), np.asarray(rows.signed_komi))
+    black_margin = np.array([board[int(g)] for g in game]) - komi
+    rows = rows.replace(
+        margin=np.where(black, black_margin, -black_margin).astype(np.float32),
+        ownership=np.zeros((rows.num_rows, 49), np.int8),
+        ownership_mask=game != 4,
+    )
+    work = tmp_path / "arm"
+    (work / "replay").mkdir(parents=True)
+    replay.ReplayBuffer(work / "replay", 7).write_generation(3, rows)
+    (work / "metrics.jsonl").write_text(json.dumps({"generation": 3}) + "\n")
+    by_komi = {r["komi"]: r for r in sharp_value.board_rows("arm", str(work), last=10)}
+    assert sorted(by_komi) == [6.5, 9.5, 11.0]
+    assert (by_komi[9.5]["games"], by_komi[9.5]["perfect_share"], by_komi[9.5]["toward_komi_share"]) == (1, 1.0, 0.0)
+    k11 = by_komi[11.0]
+    assert (k11["games"], k11["black_score"], k11["board_mean"], k11["board_median"]) == (2, 0.25, 10.0, 10.0)
+    assert (k11["perfect_share"], k11["toward_komi_share"]) == (0.5, 0.5)
+    assert (by_komi[6.5]["perfect_share"], by_komi[6.5]["toward_komi_share"]) == (0.0, 1.0)
+    assert sharp_value.board_rows("arm", str(tmp_path), last=10) == []
+
+
 def test_margins_describe_what_the_score_target_is_trained_toward(tmp_path):
     """margin_rows over the played-out rows only: mean against median |margin|, the winner's margin,
     the games given away (over half the board) and those within 3 points; run() puts the net's late β
