@@ -32,7 +32,9 @@ played).
 
 ``losses.csv`` reads every game the net lost move by move, from the search's
 winrate that each of the net's moves carries in its SGF comment (the net's
-side): its first and highest winrate, the last of its moves at 0.5 or more,
+side): its first, highest and last winrate (a last one still high: the net
+did not see the loss coming, e.g. it passed with stones it thought dead
+that Tromp–Taylor counts), the last of its moves at 0.5 or more,
 and the largest fall between two of its moves in a row, with the net's move
 before the fall and GNU Go's reply after it (GTP vertices and move numbers).
 It is written with the tables, and ``--losses_only`` writes it from
@@ -160,7 +162,7 @@ def run(settings: Settings) -> list[dict]:
 
 LOSS_COLUMNS = (
     "net", "colour", "komi", "game", "margin", "moves", "engine_opening_moves", "first_winrate", "peak_winrate",
-    "last_move_at_half", "turn_move", "turn_vertex", "reply_move", "reply_vertex", "winrate_before",
+    "last_winrate", "last_move_at_half", "turn_move", "turn_vertex", "reply_move", "reply_vertex", "winrate_before",
     "winrate_after", "drop", "same_as", "sgf",
 )  # fmt: skip
 
@@ -200,6 +202,7 @@ def loss_row(record: sgf.GameRecord, *, net: str, colour: str) -> dict:
     row.update(
         first_winrate=rates[0][1],
         peak_winrate=max(r for _, r in rates),
+        last_winrate=rates[-1][1],
         last_move_at_half=at_half[-1] + 1 if at_half else "",
     )
     if len(rates) >= 2:

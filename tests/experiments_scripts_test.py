@@ -377,6 +377,7 @@ def test_gnugo_strength_reads_the_lost_games_move_by_move(tmp_path, capsys):
     )
     assert (row["turn_move"], row["turn_vertex"], row["reply_move"], row["reply_vertex"]) == ("4", "C2", "5", "B3")
     assert (float(row["first_winrate"]), float(row["peak_winrate"]), float(row["drop"])) == (0.7, 0.7, 0.55)
+    assert float(row["last_winrate"]) == 0.1
     assert "2 lost, 1 distinct games, 1 of them after a winrate of 0.5 or more" in capsys.readouterr().out
     with pytest.raises(ValueError, match="not <net>-<colour>"):
         _script("gnugo_strength")._net_side("x/sgf/net/game_0.sgf")
