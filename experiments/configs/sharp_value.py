@@ -54,7 +54,10 @@ ARMS = dict(
     # more than 0.05 below the searched move's value is a blunder (the rows up to a game's last one are not
     # trained on), and a game may play Poisson(ln 4) of them, then draws among the others only; beside puct_w64
     # itself from the same checkpoint (same seed: generation 141's keys are the same in both)
-    puct_w64_blunder="runs/sharp/puct_w64_blunder",
+    puct_w64_blunder="runs/sharp/puct_w64_blunder",  # stopped after its first generation (141): see round10b
+    # round 10: puct_w64's generation 141 (a copy of its workdir) with SAI's variable agent in self-play: λ = 0.5,
+    # μ = 0, active while the player's winrate is at least 0.5 (search.threshold), so the side ahead keeps its points
+    puct_w64_lam50t50="runs/sharp/puct_w64_lam50t50",
 )
 
 
@@ -108,6 +111,17 @@ LEVER_TESTS = (
     # both ranges end at the arm's last generation.
     "round10b:puct_w64_blunder@141-150=puct_w64@141-150#data_beta_kept",
     "round10b:puct_w64_blunder@141-150=puct_w64@141-150",
+    # The arm was stopped during its second generation, after its first (141) had shown that SAI's rule touched
+    # 10% of the games (blunder_game_share; kept games 104 of 115, the control's 115 of 116): its core went to the
+    # arm below, so round10b has one generation and no test.
+    # Round 10's third family (session 10, 2026-11-28), written and committed while the arm played its first
+    # generation (142), after round 10's board_results.csv had shown (puct_w64, 130-139) the played-out games
+    # ending near the komi, not at perfect play's B+9, wherever the komi favoured a side by more than a point:
+    # SAI's variable agent in self-play (λ = 0.5, μ = 0, threshold 0.5) on puct_w64 from its generation 141,
+    # against puct_w64 itself from the same checkpoint, played side by side, over the same generations: the
+    # data's β. Planned to 150; if the session's time stops the arm earlier, both ranges end at its last
+    # generation.
+    "round10c:puct_w64_lam50t50@142-150=puct_w64@142-150",
 )
 
 
