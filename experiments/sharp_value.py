@@ -44,10 +44,11 @@ play makes the same game. ``margins.csv`` describes the final margins of the
 played-out games that the final-score target on α is trained toward
 (:func:`margin_rows`: their mean against their median, and the share given
 away), and ``arms.csv`` has the late positions' median β and score error
-beside them. ``board_results.csv`` (:func:`board_rows`) has, komi by komi,
-how the played-out complete games ended on the board: at perfect play's
-result whatever the komi, or moved toward the komi (the side the komi
-favours giving points back while it still wins). Curves of arms
+beside them. ``board_results.csv`` (:func:`board_rows`) has, generation by generation and
+komi by komi, how the played-out complete games ended on the board: at
+perfect play's result whatever the komi, or moved toward the komi (the side
+the komi favours giving points back while it still wins); ``board_bands.csv``
+pools them by the komi's distance from the fair one (:func:`board_bands`). Curves of arms
 not given again are kept (an arm added in one session stays beside the next
 session's). One run an arm is a measurement; ``lever_tests`` declares
 families of two-sample tests (``lever_tests.csv``): each lever arm's data's
@@ -358,37 +359,55 @@ def margin_rows(name: str, workdir: str, last: int, upto: int | None = None, boa
 
 def board_rows(name: str, workdir: str, last: int, upto: int | None = None, board_size: int = 7) -> list[dict]:
     """How the played-out complete games of the arm's last ``last`` generations (up to ``upto``) ended on
-    the board, komi by komi: Black's area lead (its final margin plus the komi; the empty board's row
-    of each game, so a game with a blunder, whose row is not kept, is not counted), one row per komi:
-    the games, Black's score, the mean and median board result, the share at perfect play's (:data:`FAIR_KOMI`,
-    B+9 on 7×7) and the share moved toward the komi (Black ahead by more than 9 at a komi above it,
-    by less at a komi below it). Perfect play's result does not depend on the komi; a winrate
-    player's does when the side the komi favours gives points back while it still wins: its games
-    end near the komi, and the data's komi curve flattens. No rows without replay files."""
+    the board: Black's area lead (its final margin plus the komi; read from the empty board's row of
+    each game, so a game with a blunder, whose row is not kept, is not counted). One row per generation
+    and komi, in counts (rows pool by summing): the games, Black's points (wins and ½ draws), those at
+    perfect play's result (:data:`FAIR_KOMI`, B+9 on 7×7) and those moved toward the komi (Black ahead by
+    more than that at a komi above it, by less at a komi below it), and the median result. Perfect
+    play's result does not depend on the komi; a winrate player's does when the side the komi favours
+    gives points back while it still wins: its games end near the komi, and the data's komi curve
+    flattens (:func:`board_bands`). No rows without replay files."""
     buffer, gens = _replay_generations(workdir, last, upto, board_size)
-    komis, boards, scores = [], [], []
+    out = []
     for g in gens:
         rows = buffer.read_generation(g)
         if rows.ownership_mask is None:
             continue
         first = (np.asarray(rows.move_number) == 0) & ~np.asarray(rows.is_branch, bool)
         first &= np.asarray(rows.ownership_mask, bool) & (np.asarray(rows.to_play) == 1)
-        komi, score = _black_view(rows)
-        komis.append(komi[first])
-        scores.append(score[first])
-        boards.append((np.asarray(rows.margin, np.float64) - np.asarray(rows.signed_komi, np.float64))[first])
-    if not komis or not np.concatenate(komis).size:
-        return []
-    komi, board, score = np.concatenate(komis), np.concatenate(boards), np.concatenate(scores)
+        komi, score = (x[first] for x in _black_view(rows))
+        board = (np.asarray(rows.margin, np.float64) - np.asarray(rows.signed_komi, np.float64))[first]
+        for k in np.unique(komi):
+            at = komi == k
+            b = board[at]
+            toward = (b > FAIR_KOMI) if k > FAIR_KOMI else (b < FAIR_KOMI) if k < FAIR_KOMI else np.zeros(b.size, bool)
+            out.append({
+                "arm": name, "generation": g, "komi": float(k), "games": int(at.sum()),
+                "black_points": float(score[at].sum()), "perfect": int(np.sum(b == FAIR_KOMI)),
+                "toward_komi": int(toward.sum()), "board_median": float(np.median(b)),
+            })  # fmt: skip
+    return out
+
+
+BOARD_BANDS = ((0.0, 1.0), (1.5, 3.0), (3.5, math.inf))  # |komi − FAIR_KOMI| bands of board_bands
+
+
+def board_bands(rows: list[dict], first: int | None = None, last: int | None = None) -> list[dict]:
+    """:func:`board_rows`' rows (one arm's, generations ``first``–``last`` when given) pooled by how far the
+    komi is from the fair one (:data:`BOARD_BANDS`): the games, the share at perfect play's result and
+    the share moved toward the komi."""
     out = []
-    for k in np.unique(komi):
-        at = komi == k
-        b = board[at]
-        toward = (b > FAIR_KOMI) if k > FAIR_KOMI else (b < FAIR_KOMI) if k < FAIR_KOMI else np.zeros(b.size, bool)
+    for lo, hi in BOARD_BANDS:
+        sel = [
+            r for r in rows
+            if lo <= abs(float(r["komi"]) - FAIR_KOMI) <= hi
+            and (first is None or int(r["generation"]) >= first) and (last is None or int(r["generation"]) <= last)
+        ]  # fmt: skip
+        games = sum(int(r["games"]) for r in sel)
         out.append({
-            "arm": name, "generations": f"{gens[0]}-{gens[-1]}", "komi": float(k), "games": int(at.sum()),
-            "black_score": float(score[at].mean()), "board_mean": float(b.mean()), "board_median": float(np.median(b)),
-            "perfect_share": float(np.mean(b == FAIR_KOMI)), "toward_komi_share": float(toward.mean()),
+            "band": f"{lo:g}-{hi:g}", "games": games,
+            "perfect_share": sum(int(r["perfect"]) for r in sel) / games if games else math.nan,
+            "toward_komi_share": sum(int(r["toward_komi"]) for r in sel) / games if games else math.nan,
         })  # fmt: skip
     return out
 
@@ -849,7 +868,15 @@ def run(settings: Settings) -> None:
     late = {r["arm"]: {k: r[k] for k in ("beta_late", "score_error_late")} for r in arms}  # the net's, beside
     margins = [r | late[r["arm"]] for r in new_margins]
     _merge_rows(os.path.join(settings.outdir, "margins.csv"), given, margins, order)
-    _merge_rows(os.path.join(settings.outdir, "board_results.csv"), given, new_boards, order)
+    boards = _merge_rows(os.path.join(settings.outdir, "board_results.csv"), given, new_boards, order)
+    bands = [
+        {"arm": arm, "generations": f"{min(gens)}-{max(gens)}", **band}
+        for arm in dict.fromkeys(r["arm"] for r in boards)
+        for gens in [[int(r["generation"]) for r in boards if r["arm"] == arm]]
+        for band in board_bands([r for r in boards if r["arm"] == arm])
+    ]
+    if bands:
+        common.write_csv(os.path.join(settings.outdir, "board_bands.csv"), bands, digits=4)
     common.write_csv(os.path.join(settings.outdir, "arms.csv"), arms, digits=4)
     plot(curves, os.path.join(settings.outdir, "sharp_value.png"), komis)
     write_end(settings.outdir)

@@ -403,13 +403,23 @@ def test_board_results_say_whether_games_end_at_perfect_play_or_near_the_komi(tm
     (work / "replay").mkdir(parents=True)
     replay.ReplayBuffer(work / "replay", 7).write_generation(3, rows)
     (work / "metrics.jsonl").write_text(json.dumps({"generation": 3}) + "\n")
-    by_komi = {r["komi"]: r for r in sharp_value.board_rows("arm", str(work), last=10)}
-    assert sorted(by_komi) == [6.5, 9.5, 11.0]
-    assert (by_komi[9.5]["games"], by_komi[9.5]["perfect_share"], by_komi[9.5]["toward_komi_share"]) == (1, 1.0, 0.0)
-    k11 = by_komi[11.0]
-    assert (k11["games"], k11["black_score"], k11["board_mean"], k11["board_median"]) == (2, 0.25, 10.0, 10.0)
-    assert (k11["perfect_share"], k11["toward_komi_share"]) == (0.5, 0.5)
-    assert (by_komi[6.5]["perfect_share"], by_komi[6.5]["toward_komi_share"]) == (0.0, 1.0)
+    rows_by_komi = {r["komi"]: r for r in sharp_value.board_rows("arm", str(work), last=10)}
+    assert sorted(rows_by_komi) == [6.5, 9.5, 11.0] and {r["generation"] for r in rows_by_komi.values()} == {3}
+    k95, k11, k65 = rows_by_komi[9.5], rows_by_komi[11.0], rows_by_komi[6.5]
+    assert (k95["games"], k95["black_points"], k95["perfect"], k95["toward_komi"]) == (1, 0.0, 1, 0)
+    assert (k11["games"], k11["black_points"], k11["perfect"], k11["toward_komi"], k11["board_median"]) == (
+        2,
+        0.5,
+        1,
+        1,
+        10.0,
+    )
+    assert (k65["games"], k65["black_points"], k65["perfect"], k65["toward_komi"]) == (1, 1.0, 0, 1)
+    near, mid, far = sharp_value.board_bands(list(rows_by_komi.values()))
+    assert (near["band"], near["games"], near["perfect_share"], near["toward_komi_share"]) == ("0-1", 1, 1.0, 0.0)
+    assert (mid["band"], mid["games"], mid["perfect_share"], mid["toward_komi_share"]) == ("1.5-3", 3, 1 / 3, 2 / 3)
+    assert far["games"] == 0 and math.isnan(far["perfect_share"])
+    assert sharp_value.board_bands(list(rows_by_komi.values()), first=4)[1]["games"] == 0
     assert sharp_value.board_rows("arm", str(tmp_path), last=10) == []
 
 
