@@ -782,12 +782,34 @@ def _sharp_value_levers(results: str) -> str:
     return _summary(results, ("sharp_value/main", "lever_tests.csv"), (
         ("family", lambda r: f"{r.get('family') or '–'} ({r.get('family_size') or '?'} "
          f"test{'' if r.get('family_size') == '1' else 's'})"), ("arm", "arm", ""),
-        ("its generations", "arm_generations", ""),
-        ("data's β: arm", _pm("arm_mean", "arm_sd", ".2f")), ("parent (generations)",
+        ("its generations", "arm_generations", ""), ("quantity", lambda r: r.get("quantity") or "data_beta"),
+        ("arm", _pm("arm_mean", "arm_sd", ".2f")), ("parent (generations)",
          lambda r: f"{r['parent']} ({r['parent_generations']})"),
-        ("parent's data β", _pm("parent_mean", "parent_sd", ".2f")), ("difference", "difference", "+.2f"),
+        ("parent", _pm("parent_mean", "parent_sd", ".2f")), ("difference", "difference", "+.2f"),
         ("detectable at 80%", "detectable", ".2f"), ("Welch p", "p", ".3f"), ("Holm", "holm_p", ".3f"),
         ("BH", "bh_p", ".3f"), ("verdict", "verdict", "")))  # fmt: skip
+
+
+@table("sharp_value_boards")
+def _sharp_value_boards(results: str) -> str:
+    """How the played-out complete games ended on the board, by the komi's distance from the fair 9: at
+    perfect play's B+9, or moved toward the komi (board_bands.csv)."""
+    rows = _rows(results, "sharp_value/main", "board_bands.csv")
+    body = []
+    for arm in dict.fromkeys(r["arm"] for r in rows):
+        near, mid, far = (_pick(rows, arm=arm, band=b)[0] for b in ("0-1", "1.5-3", "3.5-inf"))
+        share = lambda r, k: _percent(k, 0)(r) if int(r["games"]) else "–"  # noqa: E731
+        body.append((arm, near["generations"], f"{near['games']}: {share(near, 'perfect_share')}",
+                     f"{mid['games']}: {share(mid, 'perfect_share')} / {share(mid, 'toward_komi_share')}",
+                     f"{far['games']}: {share(far, 'perfect_share')} / {share(far, 'toward_komi_share')}"))  # fmt: skip
+    header = (
+        "arm",
+        "generations",
+        "komi within 1 of 9: games: at B+9",
+        "1.5 to 3 away: games: at B+9 / toward the komi",
+        "3.5 or more away: games: at B+9 / toward the komi",
+    )
+    return common.markdown_table(list(header), body)
 
 
 @table("sharp_value_legs")
