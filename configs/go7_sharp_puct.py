@@ -37,7 +37,13 @@ exactly the 3×32 net (``--config.schedules.network='((0,3,32),(130,3,64))'
 --config.training.growth=widen``): over 131–139 the data's β 0.92 against
 0.66 (one seed, Welch p = 0.0055), α_∅ 8.8 held at the fair komi, and 109
 of 128 of its games at komi 9.5 ended at exactly B+9; as White against GNU
-Go level 10, 32/40. A second seed decides whether the recipe widens.
+Go level 10, 32/40. Round 10's second seed from the same checkpoint did not
+repeat it (the data's β 0.68 against 0.70 over 131-136, p = 0.85), and seed
+0 continued lost it (β_∅ 0.86 -> 0.58 over 141-146): the recipe stays 3×32.
+Round 10 also found where the data go flat: off the fair komi by 1.5-3
+points, 71-94% of the played-out games end moved toward the komi (the side
+it favours gives points back while it still wins, and often one too many),
+against B+9 within a point of it (experiments/README.md, round 10).
 """
 
 import os

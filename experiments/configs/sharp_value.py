@@ -95,22 +95,22 @@ LEVER_TESTS = (
     # computes what the 3×32 one did, and the keys are the same: measured, data β 0.54 in both), so the test
     # starts at 131, the first generation the 3×64 net trained for. Planned to 149; if the session's time stops
     # the arm earlier, the control's range ends at the arm's last generation too: the time stopped it after 139.
-    "round9:puct_w64@131=sharp_puct@131-139",
+    "round9:puct_w64@131-139=sharp_puct@131-139",  # pinned in round 10, when the arm played on (140-146)
     # Round 10's family (session 10, 2026-11-28), written and committed while the arm played its first generation
     # (130, whose games the 3×32 net's keys of seed 1 decide): round 9's lever repeated with seed 1 from the same
     # copy of generation 129's workdir, against the same control over the same generations. Planned to 139; if the
     # session's time stops the arm earlier, the control's range ends at the arm's last generation too. The lever
     # is called only if this test and round 9's both give p < 0.05 with the same sign (a conjunction of the two
     # seeds, so no correction across them).
-    "round10:puct_w64_s1@131=sharp_puct@131-139",
+    "round10:puct_w64_s1@131-136=sharp_puct@131-136",  # the time stopped the arm after 136
     # Round 10's second family (session 10, 2026-11-28), written and committed while the arm played its first
     # generation (141): SAI's blunder rule on puct_w64 from its generation 140, against puct_w64 itself from the
     # same checkpoint, played side by side, over the same generations: the komi curve of the games whose empty
     # board is trained on (no blunder: data_beta_kept), the rule's mechanism, and the data's β over all complete
     # games (the allowance changes the games too). Planned to 150; if the session's time stops the arm earlier,
-    # both ranges end at the arm's last generation.
-    "round10b:puct_w64_blunder@141-150=puct_w64@141-150#data_beta_kept",
-    "round10b:puct_w64_blunder@141-150=puct_w64@141-150",
+    # both ranges end at the arm's last generation (141: see below).
+    "round10b:puct_w64_blunder@141-141=puct_w64@141-141#data_beta_kept",
+    "round10b:puct_w64_blunder@141-141=puct_w64@141-141",
     # The arm was stopped during its second generation, after its first (141) had shown that SAI's rule touched
     # 10% of the games (blunder_game_share; kept games 104 of 115, the control's 115 of 116): its core went to the
     # arm below, so round10b has one generation and no test.
@@ -120,8 +120,8 @@ LEVER_TESTS = (
     # SAI's variable agent in self-play (λ = 0.5, μ = 0, threshold 0.5) on puct_w64 from its generation 141,
     # against puct_w64 itself from the same checkpoint, played side by side, over the same generations: the
     # data's β. Planned to 150; if the session's time stops the arm earlier, both ranges end at its last
-    # generation.
-    "round10c:puct_w64_lam50t50@142-150=puct_w64@142-150",
+    # generation: the time stopped it after 145.
+    "round10c:puct_w64_lam50t50@142-145=puct_w64@142-145",
 )
 
 
