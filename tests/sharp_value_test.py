@@ -379,6 +379,21 @@ def test_games_grouped_by_their_opening_and_the_beta_within_them(tmp_path):
     assert fit["within_beta"] < 0.8
 
 
+def _played_out_arm(tmp_path, rows, black_margin, played):
+    """``rows`` with Black's final margin per row and the played-out games' ownership mask, written as an arm's
+    replay file for generation 3; returns the arm's workdir."""
+    black = np.asarray(rows.to_play) == 1
+    rows = rows.replace(
+        margin=np.where(black, black_margin, -black_margin).astype(np.float32),
+        ownership=np.zeros((rows.num_rows, 49), np.int8),
+        ownership_mask=played,
+    )
+    work = tmp_path / "arm"
+    (work / "replay").mkdir(parents=True)
+    replay.ReplayBuffer(work / "replay", 7).write_generation(3, rows)
+    return work
+
+
 def test_board_results_say_whether_games_end_at_perfect_play_or_near_the_komi(tmp_path):
     """board_rows, komi by komi, over the played-out complete games' empty-board rows: Black's area lead
     (its margin plus the komi) at perfect play's B+9 or moved toward the komi; branches, games not
@@ -393,27 +408,14 @@ def test_board_results_say_whether_games_end_at_perfect_play_or_near_the_komi(tm
     rows = _opening_rows(rules, games, 3)
     game, black = np.asarray(rows.game_id), np.asarray(rows.to_play) == 1
     komi = np.where(black, -np.asarray(rows.signed_komi), np.asarray(rows.signed_komi))
-    black_margin = np.array([board[int(g)] for g in game]) - komi
-    rows = rows.replace(
-        margin=np.where(black, black_margin, -black_margin).astype(np.float32),
-        ownership=np.zeros((rows.num_rows, 49), np.int8),
-        ownership_mask=game != 4,
-    )
-    work = tmp_path / "arm"
-    (work / "replay").mkdir(parents=True)
-    replay.ReplayBuffer(work / "replay", 7).write_generation(3, rows)
+    work = _played_out_arm(tmp_path, rows, np.array([board[int(g)] for g in game]) - komi, game != 4)
     (work / "metrics.jsonl").write_text(json.dumps({"generation": 3}) + "\n")
     rows_by_komi = {r["komi"]: r for r in sharp_value.board_rows("arm", str(work), last=10)}
     assert sorted(rows_by_komi) == [6.5, 9.5, 11.0] and {r["generation"] for r in rows_by_komi.values()} == {3}
     k95, k11, k65 = rows_by_komi[9.5], rows_by_komi[11.0], rows_by_komi[6.5]
     assert (k95["games"], k95["black_points"], k95["perfect"], k95["toward_komi"]) == (1, 0.0, 1, 0)
-    assert (k11["games"], k11["black_points"], k11["perfect"], k11["toward_komi"], k11["board_median"]) == (
-        2,
-        0.5,
-        1,
-        1,
-        10.0,
-    )
+    k11_cells = (k11["games"], k11["black_points"], k11["perfect"], k11["toward_komi"], k11["board_median"])
+    assert k11_cells == (2, 0.5, 1, 1, 10.0)
     assert (k65["games"], k65["black_points"], k65["perfect"], k65["toward_komi"]) == (1, 1.0, 0, 1)
     near, mid, far = sharp_value.board_bands(list(rows_by_komi.values()))
     assert (near["band"], near["games"], near["perfect_share"], near["toward_komi_share"]) == ("0-1", 1, 1.0, 0.0)
@@ -431,18 +433,9 @@ def test_margins_describe_what_the_score_target_is_trained_toward(tmp_path):
     d4, d3, c3, e5 = (go.from_gtp(rules, v) for v in ("D4", "D3", "C3", "E5"))
     rows = _opening_rows(rules, [((d4, d3, c3, e5), 9.0, 1.0), ((d4, d3, c3, e5), 9.0, 0.0)], 3)
     game = np.asarray(rows.game_id)
-    black = np.asarray(rows.to_play) == 1
     # Black's final margins: game 0 won by 1, its branch (id 100) by 40 (White gave it away), game 1 lost
     # by 2 and not played out (resigned: no final margin to train toward).
-    black_margin = np.select([game == 0, game == 100], [1.0, 40.0], -2.0)
-    rows = rows.replace(
-        margin=np.where(black, black_margin, -black_margin).astype(np.float32),
-        ownership=np.zeros((rows.num_rows, 49), np.int8),
-        ownership_mask=game != 1,
-    )
-    work = tmp_path / "arm"
-    (work / "replay").mkdir(parents=True)
-    replay.ReplayBuffer(work / "replay", 7).write_generation(3, rows)
+    work = _played_out_arm(tmp_path, rows, np.select([game == 0, game == 100], [1.0, 40.0], -2.0), game != 1)
     with open(work / "metrics.jsonl", "w") as f:
         for g in (2, 3):
             f.write(json.dumps({"generation": g, "selfplay_evaluations": 10, "seconds": 1.0, "alpha_empty": 9.0,
