@@ -58,6 +58,10 @@ ARMS = dict(
     # round 10: puct_w64's generation 141 (a copy of its workdir) with SAI's variable agent in self-play: λ = 0.5,
     # μ = 0, active while the player's winrate is at least 0.5 (search.threshold), so the side ahead keeps its points
     puct_w64_lam50t50="runs/sharp/puct_w64_lam50t50",
+    # round 11: puct_w64's generation 146 (a copy of its workdir) with the komi of complete games concentrated
+    # (selfplay.komi_temperature = 0.25: the net's logistic at a quarter of its scale), beside puct_w64 itself
+    # from the same checkpoint (same seed); puct_w64_lam50t50 continued from its own 145 beside both
+    puct_w64_t25="runs/sharp/puct_w64_t25",
 )
 
 
@@ -122,6 +126,15 @@ LEVER_TESTS = (
     # data's β. Planned to 150; if the session's time stops the arm earlier, both ranges end at its last
     # generation: the time stopped it after 145.
     "round10c:puct_w64_lam50t50@142-145=puct_w64@142-145",
+    # Round 11's family (session 11, 2026-11-28), written and committed before either arm played its first
+    # generation of the session: the two levers aimed at round 10's mechanism (the favourite gives points back off
+    # the fair komi), each against puct_w64 itself continued from its 146 over the same generations, played three
+    # at a time: the variable agent (round 10c's arm) continued from its own 145, its new generations only, and
+    # the komi concentrated from a copy of puct_w64's 146. Measure: the data's β per generation (Welch; Holm and
+    # BH over the two). Planned to 156; if the session's time stops an arm earlier, both of its ranges end at its
+    # last generation (and at the control's, if that stops first).
+    "round11:puct_w64_lam50t50@146-156=puct_w64@146-156",
+    "round11:puct_w64_t25@147-156=puct_w64@147-156",
 )
 
 
