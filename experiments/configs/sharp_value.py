@@ -47,8 +47,9 @@ ARMS = dict(
     # round 9: the end-state run's generation 129 (a copy of its workdir: replay window 120-129, Adam's moments)
     # with the net widened to 3×64 at generation 130, starting as exactly the 3×32 net (training.growth = "widen")
     puct_w64="runs/sharp/puct_w64",
-    # round 10: the same widening from the same copy of generation 129's workdir, seed 1; and puct_w64 continued
-    # from its own workdir at 139 (its seed 0: from round 10 on, the end-state run, LEGS)
+    # round 10: the same widening from the same copy of generation 129's workdir, seed 1; puct_w64 itself went on
+    # from its own workdir at 139 as the control of the levers below (the widening is not called, so the
+    # end-state run, LEGS, stays sharp_puct)
     puct_w64_s1="runs/sharp/puct_w64_s1",
     # round 10: puct_w64's generation 140 (a copy of its workdir) with SAI's engine's blunders: a random move
     # more than 0.05 below the searched move's value is a blunder (the rows up to a game's last one are not
