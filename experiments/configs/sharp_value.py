@@ -136,6 +136,10 @@ LEVER_TESTS = (
     # last generation (and at the control's, if that stops first).
     "round11:puct_w64_lam50t50@146-156=puct_w64@146-156",
     "round11:puct_w64_t25@147-156=puct_w64@147-156",
+    # Added before either arm's first generation of the session had ended: the concentrated komi changes the range
+    # the whole-range fit sees, so the komi arm is also measured within 1.5 points of each net's α_∅ (the same window
+    # in both arms: data_beta_local). Three tests in the family.
+    "round11:puct_w64_t25@147-156=puct_w64@147-156#data_beta_local",
 )
 
 
