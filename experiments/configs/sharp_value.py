@@ -62,7 +62,10 @@ ARMS = dict(
     # round 11: puct_w64's generation 146 (a copy of its workdir) with the komi of complete games concentrated
     # (selfplay.komi_temperature = 0.25: the net's logistic at a quarter of its scale), beside puct_w64 itself
     # from the same checkpoint (same seed); puct_w64_lam50t50 continued from its own 145 beside both
-    puct_w64_t25="runs/sharp/puct_w64_t25",
+    puct_w64_t25="runs/sharp/puct_w64_t25",  # stopped after 151 (see round11)
+    # round 11: puct_w64's generation 151 (a copy of its workdir: checkpoint 151, replay window 142-151) with root
+    # noise on the 4 random opening moves only (selfplay.noise_moves = 4, as go7_sharp.py), beside puct_w64 itself
+    puct_w64_noise4="runs/sharp/puct_w64_noise4",
 )
 
 
@@ -140,6 +143,18 @@ LEVER_TESTS = (
     # the whole-range fit sees, so the komi arm is also measured within 1.5 points of each net's α_∅ (the same window
     # in both arms: data_beta_local). Three tests in the family.
     "round11:puct_w64_t25@147-156=puct_w64@147-156#data_beta_local",
+    # The komi arm was stopped after 151, on its figures (the data's β 1.06, 0.83, 0.33, -0.05, 0.40; β_∅ 0.61 ->
+    # 0.44) and on decided.csv (new this session: within a point of the fair komi about half the complete games
+    # were upsets, decided by the searched moves after move 15, so concentrating the komi there trains on coin
+    # flips): a stop chosen after seeing the data, so its two tests end at 151 and their p-values are descriptive.
+    # Round 11's second family (session 11, 2026-11-28), written and committed before the arm played its first
+    # generation: the late upsets come from the searched moves, and the recipe's self-play puts Dirichlet noise on
+    # every root (configs/go7_sharp_puct.py); this arm keeps it on the 4 random opening moves only, from a copy of
+    # puct_w64's 151, against puct_w64 itself over the same generations. Measures: the data's β per generation
+    # (Welch; Holm and BH over the two) and the same within 1.5 points of α_∅. Planned to 160; if the session's
+    # time stops it earlier, both ranges end at its last generation.
+    "round11b:puct_w64_noise4@152-160=puct_w64@152-160",
+    "round11b:puct_w64_noise4@152-160=puct_w64@152-160#data_beta_local",
 )
 
 
