@@ -812,6 +812,36 @@ def _sharp_value_boards(results: str) -> str:
     return common.markdown_table(list(header), body)
 
 
+@table("sharp_value_decided")
+def _sharp_value_decided(results: str) -> str:
+    """When the complete games were decided, read by the nets that played them (decided_bands.csv): the
+    komi's favourite's score, and when its upsets were decided (the random opening or a later ply)."""
+    rows = _rows(results, "sharp_value/main", "decided_bands.csv")
+    body = []
+    for arm in dict.fromkeys(r["arm"] for r in rows):
+        cells = [arm, ",".join(sorted({g for r in _pick(rows, arm=arm) for g in r["generations"].split(",")}, key=int))]
+        for band in ("0-1", "1.5-3"):
+            won = sum(int(r["games"]) for r in _pick(rows, arm=arm, band=band, result="favourite"))
+            upsets = _pick(rows, arm=arm, band=band, result="upset")
+            lost = sum(int(r["games"]) for r in upsets)
+            when = [
+                sum(int(r["games"]) * float(r[f"decided_{k}_share"]) for r in upsets) / lost if lost else math.nan
+                for k in ("in_opening", "to_15", "16_25", "26_on")
+            ]  # fmt: skip
+            score = f"{won + lost}: {won / (won + lost):.2f}" if won + lost else "–"
+            cells += [score, f"{lost}: " + " / ".join(f"{100 * w:.0f}%" for w in when) if lost else "–"]
+        body.append(tuple(cells))
+    header = (
+        "arm",
+        "generations read",
+        "komi within 1 of 9 (not 9): games: the favourite's score",
+        "its upsets: decided in the opening / by move 15 / 16–25 / 26 on",
+        "1.5 to 3 away: games: the favourite's score",
+        "its upsets: decided in the opening / by move 15 / 16–25 / 26 on",
+    )
+    return common.markdown_table(list(header), body)
+
+
 @table("sharp_value_legs")
 def _sharp_value_legs(results: str) -> str:
     """The end-state run's legs against issue 43's stopping rule (three consecutive legs moving β_∅ < 0.1)."""

@@ -48,7 +48,11 @@ beside them. ``board_results.csv`` (:func:`board_rows`) has, generation by gener
 komi by komi, how the played-out complete games ended on the board: at
 perfect play's result whatever the komi, or moved toward the komi (the side
 the komi favours giving points back while it still wins); ``board_bands.csv``
-pools them by the komi's distance from the fair one (:func:`board_bands`). Curves of arms
+pools them by the komi's distance from the fair one (:func:`board_bands`). ``decided.csv``
+(:func:`decided_rows`) says when the complete games were decided, read by the nets that
+played them: in self-play's random opening or by the searched moves after it, for the
+games the komi's favourite won and for its upsets; ``decided_bands.csv`` pools them by
+band (:func:`decided_bands`). Curves of arms
 not given again are kept (an arm added in one session stays beside the next
 session's). One run an arm is a measurement; ``lever_tests`` declares
 families of two-sample tests (``lever_tests.csv``): each lever arm's data's
@@ -68,12 +72,13 @@ import math
 import os
 import statistics
 
+import jax
 import numpy as np
 
 from experiments import ablation, common
 from experiments.common import setting
 from saijax.analysis import stats
-from saijax.core import features, go
+from saijax.core import checkpoints, features, go, networks, sigmoid
 from saijax.learn import replay, selfplay
 
 FAIR_KOMI = 9.0  # 7×7 under area scoring (Davies; the 7×7 paper)
@@ -410,6 +415,151 @@ def board_bands(rows: list[dict], first: int | None = None, last: int | None = N
             "toward_komi_share": sum(int(r["toward_komi"]) for r in sel) / games if games else math.nan,
         })  # fmt: skip
     return out
+
+
+DECIDED_WINRATE = 0.7  # decided_rows: a game is decided from the ply after which its winner's winrate stays above this
+DECIDED_LATER = (15, 25)  # decided_rows' ply bins after the opening: to 15, 16–25, 26 on
+
+
+def _band(komi: float) -> str:
+    """The :data:`BOARD_BANDS` band of a komi (its distance from :data:`FAIR_KOMI`)."""
+    d = abs(komi - FAIR_KOMI)
+    return next(f"{lo:g}-{hi:g}" for lo, hi in BOARD_BANDS if d <= hi)
+
+
+def _checkpoint_generations(workdir: str) -> set[int]:
+    path = os.path.join(workdir, "checkpoints")
+    return {int(d) for d in os.listdir(path) if d.isdigit()} if os.path.isdir(path) else set()
+
+
+def decided_rows(
+    name: str, workdir: str, last: int, plies: int, upto: int | None = None, board_size: int = 7
+) -> list[dict]:
+    """When the arm's complete games were decided, read by the nets that played them: every position of
+    each complete game (its replay rows) is evaluated by the net of that self-play generation (checkpoint
+    ``generation − 1``) at the game's komi, and the game is *decided* at the first ply after which its
+    winner's winrate stays above :data:`DECIDED_WINRATE` to its last row. A game decided by the position
+    after ``plies`` moves was decided by self-play's random opening (``selfplay.random_moves``, or before
+    it); a later one by the searched moves. One row per generation, komi band (:data:`BOARD_BANDS`),
+    finish (``played`` out or ``resigned``) and result (``favourite``: the side the komi favours won;
+    ``upset``: it lost; ``even``: a win at the fair komi itself), in counts: the games, those decided in
+    the opening, by move 15, at 16–25 and from 26 on (:data:`DECIDED_LATER`; a game whose winner ends
+    below the mark counts as decided at its end), and the sum of the winner's winrates
+    at the empty board and after the opening. Draws are left out, and so are the games with a position
+    whose net's checkpoint is gone (runs keep every 5th and their last few) and the arms without replay
+    files or checkpoints (no rows)."""
+    buffer, gens = _replay_generations(workdir, last, upto, board_size)
+    have = _checkpoint_generations(workdir)
+    nets: dict[int, object] = {}
+    cells: dict[tuple, list[float]] = {}
+    for g in gens:
+        rows = buffer.read_generation(g)
+        played_by = np.asarray(rows.generation).astype(np.int64) - 1  # the checkpoint that played each row
+        usable = np.isin(played_by, sorted(have))
+        if not usable.any():
+            continue
+        to_play = np.asarray(rows.to_play)
+        signed_komi = np.asarray(rows.signed_komi, np.float32)
+        black_winrate = np.full(to_play.size, np.nan)
+        for n in np.unique(played_by[usable]).tolist():
+            if n not in nets:
+                loaded = checkpoints.load_network(os.path.join(workdir, "checkpoints", str(n)))
+                nets[n] = (loaded.spec.value_head, _jit_winrate(loaded.spec.build()), loaded.variables)
+            value_head, winrate_of, variables = nets[n]
+            idx = np.flatnonzero(played_by == n)
+            for start in range(0, idx.size, 4096):
+                at = idx[start : start + 4096]
+                planes = features.unpack_planes(np.asarray(rows.planes)[at])
+                x = features.add_colour_plane(planes, to_play[at], value_head)
+                w = np.asarray(winrate_of(variables, x, signed_komi[at]), np.float64)
+                black_winrate[at] = np.where(to_play[at] == 1, w, 1.0 - w)
+        for d in game_decisions(rows, black_winrate, plies):
+            cell = cells.setdefault((g, d["band"], d["finish"], d["result"]), [0, 0, 0, 0, 0, 0.0, 0.0])
+            cell[0] += 1
+            early, middle = DECIDED_LATER
+            cell[1 + (d["decided"] > plies) + (d["decided"] > early) + (d["decided"] > middle)] += 1
+            cell[5] += d["winner_start"]
+            cell[6] += d["winner_after_opening"]
+    return [
+        {"arm": name, "generation": g, "band": band, "finish": finish, "result": result, "games": c[0],
+         "decided_in_opening": c[1], "decided_to_15": c[2], "decided_16_25": c[3], "decided_26_on": c[4],
+         "winner_start_sum": c[5], "winner_after_opening_sum": c[6]}
+        for (g, band, finish, result), c in sorted(cells.items())
+    ]  # fmt: skip
+
+
+def game_decisions(rows: replay.TrainingRows, black_winrate: np.ndarray, plies: int) -> list[dict]:
+    """Each complete game of a replay file (played from the empty board, not a draw, every row with a
+    winrate: ``black_winrate`` per row, NaN where none) with its komi ``band``, ``finish`` (``played``
+    out or ``resigned``), ``result`` (``favourite``, ``upset`` or ``even``: see :func:`decided_rows`),
+    ``decided`` (the first ply of the last run of positions where the winner's winrate is above
+    :data:`DECIDED_WINRATE`; the game's length when its last position is not), and the winner's
+    winrate at the empty board and after ``plies`` moves."""
+    komis, scores = _black_view(rows)
+    game_id, move = np.asarray(rows.game_id), np.asarray(rows.move_number)
+    complete = ~np.asarray(rows.is_branch, bool)
+    if rows.ownership_mask is None:
+        return []
+    played_out = np.asarray(rows.ownership_mask, bool)
+    order = np.lexsort((move, game_id))
+    out = []
+    for gid in np.unique(game_id[complete]).tolist():
+        at = order[(game_id[order] == gid) & complete[order]]
+        if move[at[0]] != 0 or np.isnan(black_winrate[at]).any():
+            continue
+        komi, score = float(komis[at[0]]), float(scores[at[0]])
+        if score == 0.5:
+            continue
+        winner = black_winrate[at] if score == 1.0 else 1.0 - black_winrate[at]
+        above = winner > DECIDED_WINRATE
+        decided = above.size - (int(np.argmin(above[::-1])) if not above.all() else above.size)
+        favourite_won = (score == 1.0) == (komi < FAIR_KOMI)
+        out.append({
+            "game": gid, "komi": komi, "band": _band(komi), "finish": "played" if played_out[at[0]] else "resigned",
+            "result": "even" if komi == FAIR_KOMI else "favourite" if favourite_won else "upset",
+            "decided": int(decided), "winner_start": float(winner[0]),
+            "winner_after_opening": float(winner[min(plies, at.size - 1)]),
+        })  # fmt: skip
+    return out
+
+
+def _jit_winrate(module: networks.SaiNet):
+    """One net's jitted winrate of the player to move at its signed komi: f(variables, x, signed_komi)."""
+
+    def winrate(variables, x, signed_komi):
+        out, _ = networks.apply_network(module, variables, x)
+        return sigmoid.winrate(out.alpha, out.beta, signed_komi)
+
+    return jax.jit(winrate)
+
+
+def decided_bands(rows: list[dict]) -> list[dict]:
+    """:func:`decided_rows`' rows of one arm pooled by band, finish and result: the games, the share
+    decided in the opening and in each later ply range, and the winner's mean winrate at the empty
+    board and after the opening."""
+    out: dict[tuple, dict] = {}
+    for r in rows:
+        key = (r["band"], r["finish"], r["result"])
+        cell = out.setdefault(key, {"band": key[0], "finish": key[1], "result": key[2], "games": 0,
+                                    "generations": set()})  # fmt: skip
+        cell["generations"].add(int(r["generation"]))
+        for k, v in r.items():
+            if k.startswith(("decided_", "winner_")) or k == "games":
+                cell[k] = cell.get(k, 0) + float(v)
+    pooled = []
+    for key in sorted(out):
+        c = out[key]
+        n = c["games"]
+        gens = sorted(c.pop("generations"))
+        row = {"band": c["band"], "finish": c["finish"], "result": c["result"], "games": int(n),
+               "generations": ",".join(map(str, gens))}  # fmt: skip
+        for k in c:
+            if k.startswith("decided_"):
+                row[k + "_share"] = c[k] / n if n else math.nan
+        row["winner_start"] = c["winner_start_sum"] / n if n else math.nan
+        row["winner_after_opening"] = c["winner_after_opening_sum"] / n if n else math.nan
+        pooled.append(row)
+    return pooled
 
 
 def within_fit(openings: list[dict]) -> dict:
@@ -810,6 +960,11 @@ class Settings(common.Settings):
         "ARM@FIRST-LAST,FIRST-LAST,...: the end-state run's legs, for issue 43's stopping rule (legs.csv): "
         "how far each moved beta_empty",
     )
+    decided: bool = setting(
+        True,
+        "evaluate each arm's complete games with the nets that played them (decided.csv, decided_bands.csv: "
+        "when each game was decided; loads the arm's checkpoints)",
+    )
     plot_only: bool = setting(False, "redraw sharp_value.png from outdir's curves.csv")
 
     def check(self) -> None:
@@ -840,7 +995,7 @@ def run(settings: Settings) -> None:
         return
     os.makedirs(settings.outdir, exist_ok=True)
     curves_path = os.path.join(settings.outdir, "curves.csv")
-    new, new_komis, new_openings, new_pairs, new_margins, new_boards = [], [], [], [], [], []
+    new, new_komis, new_openings, new_pairs, new_margins, new_boards, new_decided = [], [], [], [], [], [], []
     shipped = {r["arm"] for r in common.read_csv(curves_path)} if os.path.exists(curves_path) else set()
     parsed = ablation.parse_arms(settings.arms, may_be_gone=shipped)
     order = [name for name, _, _ in parsed]  # the tables list the arms as given (earlier ones not given last)
@@ -857,6 +1012,10 @@ def run(settings: Settings) -> None:
         new_pairs += komi_pairs(name, workdir, settings.last, settings.opening_plies, generation, settings.board_size)
         new_margins += margin_rows(name, workdir, settings.last, generation, settings.board_size)
         new_boards += board_rows(name, workdir, settings.last, generation, settings.board_size)
+        if settings.decided:
+            new_decided += decided_rows(
+                name, workdir, settings.last, settings.opening_plies, generation, settings.board_size
+            )
     given = {r["arm"] for r in new}
     curves = _merge_rows(curves_path, given, new, order)
     if not curves:
@@ -877,6 +1036,15 @@ def run(settings: Settings) -> None:
     ]
     if bands:
         common.write_csv(os.path.join(settings.outdir, "board_bands.csv"), bands, digits=4)
+    if settings.decided:
+        decided = _merge_rows(os.path.join(settings.outdir, "decided.csv"), given, new_decided, order)
+        pooled = [
+            {"arm": arm, **band}
+            for arm in dict.fromkeys(r["arm"] for r in decided)
+            for band in decided_bands([r for r in decided if r["arm"] == arm])
+        ]
+        if pooled:
+            common.write_csv(os.path.join(settings.outdir, "decided_bands.csv"), pooled, digits=4)
     common.write_csv(os.path.join(settings.outdir, "arms.csv"), arms, digits=4)
     plot(curves, os.path.join(settings.outdir, "sharp_value.png"), komis)
     write_end(settings.outdir)

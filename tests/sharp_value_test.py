@@ -8,10 +8,11 @@ import shutil
 import jax
 import numpy as np
 import pytest
+from conftest import training_config
 
 from experiments import common, sharp_value
-from saijax.core import features, go
-from saijax.learn import replay, selfplay
+from saijax.core import checkpoints, features, go, networks, sigmoid
+from saijax.learn import replay, selfplay, training
 
 
 def _workdir(tmp_path, name, generations, *, beta, data_beta, alpha=9.0, first="D4", start=0):
@@ -459,3 +460,79 @@ def test_margins_describe_what_the_score_target_is_trained_toward(tmp_path):
     sharp_value.run(sharp_value.Settings(arms=(f"arm={work}",), outdir=str(out), last=2))
     assert common.read_csv(out / "margins.csv") == [written]
     assert common.read_csv(out / "opening_results.csv") == openings
+
+
+def _decided_games(rules):
+    """Five complete games of 6 moves (7 rows each) and Black's winrate at each row: Black wins at 7 (the
+    favourite, above 0.7 from ply 1: decided in the opening), White wins at 7.5 (an upset, above 0.7 for
+    White from ply 5 on), Black wins at 9 (even; never back above 0.7: decided at the game's end), a
+    draw at 10 and a White win at 11 with one row the nets did not read (both left out)."""
+    line = tuple(go.from_gtp(rules, v) for v in ("D4", "D3", "C3", "E5", "C4", "E4"))
+    games = [(line, 7.0, 1.0), (line, 7.5, 0.0), (line, 9.0, 1.0), (line, 10.0, 0.5), (line, 11.0, 0.0)]
+    black = {
+        0: [0.6, 0.8, 0.75, 0.9, 0.95, 0.99, 1.0],
+        1: [0.6, 0.6, 0.6, 0.8, 0.5, 0.2, 0.1],
+        2: [0.5, 0.8, 0.5, 0.5, 0.5, 0.5, 0.6],
+        3: [0.5] * 7,
+        4: [0.5, np.nan, 0.5, 0.4, 0.3, 0.2, 0.1],
+        100: [0.5] * 7,  # game 0's branch
+    }
+    return games, black
+
+
+def test_games_are_decided_where_the_winners_winrate_last_rises_above_the_mark(tmp_path):
+    """game_decisions: per complete game (not a branch, not a draw, every row read), its band, finish and
+    result, and the first ply of the winner's last run above 0.7."""
+    rules = go.GoRules(7)
+    games, black = _decided_games(rules)
+    rows = _opening_rows(rules, games, 3)
+    game, ply = np.asarray(rows.game_id), np.asarray(rows.move_number)
+    rows = rows.replace(ownership=np.zeros((rows.num_rows, 49), np.int8), ownership_mask=game == 0)
+    winrate = np.array([black[int(g)][int(p)] for g, p in zip(game, ply)])
+    got = {d["game"]: d for d in sharp_value.game_decisions(rows, winrate, plies=4)}
+    assert sorted(got) == [0, 1, 2]
+    assert [(got[g]["band"], got[g]["finish"], got[g]["result"]) for g in (0, 1, 2)] == [
+        ("1.5-3", "played", "favourite"), ("1.5-3", "resigned", "upset"), ("0-1", "resigned", "even")]  # fmt: skip
+    assert [got[g]["decided"] for g in (0, 1, 2)] == [1, 5, 7]
+    assert [got[g]["winner_start"] for g in (0, 1, 2)] == pytest.approx([0.6, 0.4, 0.5])
+    assert [got[g]["winner_after_opening"] for g in (0, 1, 2)] == pytest.approx([0.95, 0.5, 0.5])
+    assert sharp_value.game_decisions(rows.replace(ownership_mask=None), winrate, plies=4) == []
+
+
+def test_decided_rows_read_each_game_with_the_net_that_played_it(tmp_path):
+    """decided_rows evaluates each row with checkpoint generation − 1 at the row's komi (here a tiny 7×7 net's
+    winrates: the counts and their bands are what game_decisions gives for them), pools by band, finish and
+    result (decided_bands), and gives no rows once the net's checkpoint is gone."""
+    rules = go.GoRules(7)
+    games, _ = _decided_games(rules)
+    rows = _opening_rows(rules, games, 3)
+    game = np.asarray(rows.game_id)
+    rows = rows.replace(ownership=np.zeros((rows.num_rows, 49), np.int8), ownership_mask=game == 0)
+    work = tmp_path / "arm"
+    (work / "replay").mkdir(parents=True)
+    replay.ReplayBuffer(work / "replay", 7).write_generation(3, rows)
+    (work / "metrics.jsonl").write_text(json.dumps({"generation": 3}) + "\n")
+    spec = networks.NetworkSpec(board_size=7, blocks=1, filters=8)
+    net = networks.make_network(7, blocks=1, filters=8)
+    state = training.create_train_state(net, training.make_optimizer(training_config()), jax.random.key(0))
+    with checkpoints.Checkpointer(work) as ckpt:
+        ckpt.save(2, state=state, rng_key=jax.random.key(2), network=spec, replay_dir=str(work / "replay"))
+    got = sharp_value.decided_rows("arm", str(work), last=10, plies=4)
+    # The same games through game_decisions with the net's winrate of each row, computed here directly.
+    loaded = checkpoints.load_network(work / "checkpoints" / "2")
+    planes = features.unpack_planes(np.asarray(rows.planes))
+    out, _ = networks.apply_network(loaded.spec.build(), loaded.variables, planes)
+    mover = np.asarray(sigmoid.winrate(out.alpha, out.beta, np.asarray(rows.signed_komi)), np.float64)
+    black = np.where(np.asarray(rows.to_play) == 1, mover, 1.0 - mover)
+    expected = sharp_value.game_decisions(rows, black, plies=4)
+    assert sum(r["games"] for r in got) == len(expected) == 4  # all but the draw
+    for r in got:
+        mine = [d for d in expected if (d["band"], d["finish"], d["result"]) == (r["band"], r["finish"], r["result"])]
+        assert r["games"] == len(mine) and r["generation"] == 3
+        assert r["decided_in_opening"] + r["decided_to_15"] + r["decided_16_25"] + r["decided_26_on"] == r["games"]
+        assert r["decided_in_opening"] == sum(d["decided"] <= 4 for d in mine)
+        assert r["winner_start_sum"] == pytest.approx(sum(d["winner_start"] for d in mine), abs=1e-5)
+    pooled = sharp_value.decided_bands(got)
+    assert sum(p["games"] for p in pooled) == 4 and all(p["generations"] == "3" for p in pooled)
+    shutil.rmtree(work / "checkpoints" / "2")
+    assert sharp_value.decided_rows("arm", str(work), last=10, plies=4) == []
