@@ -44,6 +44,17 @@ Round 10 also found where the data go flat: off the fair komi by 1.5-3
 points, 71-94% of the played-out games end moved toward the komi (the side
 it favours gives points back while it still wins, and often one too many),
 against B+9 within a point of it (experiments/README.md, round 10).
+Round 11 read every complete game with the net that played it
+(decided.csv): near the fair komi the side perfect play favours scores
+0.4-0.8 in self-play, and its upsets are decided in the endgame (none in
+the random opening), while the same nets' deterministic games at 8.5 and
+9.5 are nearly perfect (generation 156 of the 3x64 line: Black 92% and
+5%). Root noise on the opening's 4 moves only
+(`--config.selfplay.noise_moves=4`) gave the data's beta 1.32 against
+1.20 over 5 generations (p = 0.51, inconclusive) and beta_empty 0.99, the
+highest yet; the komi concentrated (temperature 0.25) and the variable
+agent (lambda 0.5 while ahead) made the data flatter. Nothing is called:
+this config is unchanged.
 """
 
 import os

@@ -137,12 +137,12 @@ LEVER_TESTS = (
     # the komi concentrated from a copy of puct_w64's 146. Measure: the data's β per generation (Welch; Holm and
     # BH over the two). Planned to 156; if the session's time stops an arm earlier, both of its ranges end at its
     # last generation (and at the control's, if that stops first).
-    "round11:puct_w64_lam50t50@146-156=puct_w64@146-156",
-    "round11:puct_w64_t25@147-156=puct_w64@147-156",
+    "round11:puct_w64_lam50t50@146-154=puct_w64@146-154",  # the time stopped the arm after 154
+    "round11:puct_w64_t25@147-151=puct_w64@147-151",  # stopped after 151 (below)
     # Added before either arm's first generation of the session had ended: the concentrated komi changes the range
     # the whole-range fit sees, so the komi arm is also measured within 1.5 points of each net's α_∅ (the same window
     # in both arms: data_beta_local). Three tests in the family.
-    "round11:puct_w64_t25@147-156=puct_w64@147-156#data_beta_local",
+    "round11:puct_w64_t25@147-151=puct_w64@147-151#data_beta_local",
     # The komi arm was stopped after 151, on its figures (the data's β 1.06, 0.83, 0.33, -0.05, 0.40; β_∅ 0.61 ->
     # 0.44) and on decided.csv (new this session: within a point of the fair komi about half the complete games
     # were upsets, decided by the searched moves after move 15, so concentrating the komi there trains on coin
@@ -153,8 +153,8 @@ LEVER_TESTS = (
     # puct_w64's 151, against puct_w64 itself over the same generations. Measures: the data's β per generation
     # (Welch; Holm and BH over the two) and the same within 1.5 points of α_∅. Planned to 160; if the session's
     # time stops it earlier, both ranges end at its last generation.
-    "round11b:puct_w64_noise4@152-160=puct_w64@152-160",
-    "round11b:puct_w64_noise4@152-160=puct_w64@152-160#data_beta_local",
+    "round11b:puct_w64_noise4@152-156=puct_w64@152-156",  # the time stopped the arm after 156
+    "round11b:puct_w64_noise4@152-156=puct_w64@152-156#data_beta_local",
 )
 
 
