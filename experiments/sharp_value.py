@@ -397,20 +397,26 @@ def board_rows(name: str, workdir: str, last: int, upto: int | None = None, boar
 BOARD_BANDS = ((0.0, 1.0), (1.5, 3.0), (3.5, math.inf))  # |komi − FAIR_KOMI| bands of board_bands
 
 
+def _band(komi: float) -> str:
+    """The :data:`BOARD_BANDS` band of a komi (its distance from :data:`FAIR_KOMI`)."""
+    d = abs(komi - FAIR_KOMI)
+    return next(f"{lo:g}-{hi:g}" for lo, hi in BOARD_BANDS if d <= hi)
+
+
 def board_bands(rows: list[dict], first: int | None = None, last: int | None = None) -> list[dict]:
     """:func:`board_rows`' rows (one arm's, generations ``first``–``last`` when given) pooled by how far the
     komi is from the fair one (:data:`BOARD_BANDS`): the games, the share at perfect play's result and
     the share moved toward the komi."""
     out = []
-    for lo, hi in BOARD_BANDS:
+    for band in (f"{lo:g}-{hi:g}" for lo, hi in BOARD_BANDS):
         sel = [
             r for r in rows
-            if lo <= abs(float(r["komi"]) - FAIR_KOMI) <= hi
+            if _band(float(r["komi"])) == band
             and (first is None or int(r["generation"]) >= first) and (last is None or int(r["generation"]) <= last)
         ]  # fmt: skip
         games = sum(int(r["games"]) for r in sel)
         out.append({
-            "band": f"{lo:g}-{hi:g}", "games": games,
+            "band": band, "games": games,
             "perfect_share": sum(int(r["perfect"]) for r in sel) / games if games else math.nan,
             "toward_komi_share": sum(int(r["toward_komi"]) for r in sel) / games if games else math.nan,
         })  # fmt: skip
@@ -419,12 +425,6 @@ def board_bands(rows: list[dict], first: int | None = None, last: int | None = N
 
 DECIDED_WINRATE = 0.7  # decided_rows: a game is decided from the ply after which its winner's winrate stays above this
 DECIDED_LATER = (15, 25)  # decided_rows' ply bins after the opening: to 15, 16–25, 26 on
-
-
-def _band(komi: float) -> str:
-    """The :data:`BOARD_BANDS` band of a komi (its distance from :data:`FAIR_KOMI`)."""
-    d = abs(komi - FAIR_KOMI)
-    return next(f"{lo:g}-{hi:g}" for lo, hi in BOARD_BANDS if d <= hi)
 
 
 def _checkpoint_generations(workdir: str) -> set[int]:
@@ -458,7 +458,7 @@ def decided_rows(
         usable = np.isin(played_by, sorted(have))
         if not usable.any():
             continue
-        to_play = np.asarray(rows.to_play)
+        to_play, packed = np.asarray(rows.to_play), np.asarray(rows.planes)
         signed_komi = np.asarray(rows.signed_komi, np.float32)
         black_winrate = np.full(to_play.size, np.nan)
         for n in np.unique(played_by[usable]).tolist():
@@ -469,7 +469,7 @@ def decided_rows(
             idx = np.flatnonzero(played_by == n)
             for start in range(0, idx.size, 4096):
                 at = idx[start : start + 4096]
-                planes = features.unpack_planes(np.asarray(rows.planes)[at])
+                planes = features.unpack_planes(packed[at])
                 x = features.add_colour_plane(planes, to_play[at], value_head)
                 w = np.asarray(winrate_of(variables, x, signed_komi[at]), np.float64)
                 black_winrate[at] = np.where(to_play[at] == 1, w, 1.0 - w)
