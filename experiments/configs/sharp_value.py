@@ -66,6 +66,9 @@ ARMS = dict(
     # round 11: puct_w64's generation 151 (a copy of its workdir: checkpoint 151, replay window 142-151) with root
     # noise on the 4 random opening moves only (selfplay.noise_moves = 4, as go7_sharp.py), beside puct_w64 itself
     puct_w64_noise4="runs/sharp/puct_w64_noise4",
+    # round 12: the same lever with seed 1 from puct_w64's generation 150 (a copy of its workdir: checkpoint 150,
+    # replay window 141-150; the workdir kept no checkpoint 151), beside puct_w64 and puct_w64_noise4 continued
+    puct_w64_noise4_s1="runs/sharp/puct_w64_noise4_s1",
 )
 
 
@@ -155,6 +158,15 @@ LEVER_TESTS = (
     # time stops it earlier, both ranges end at its last generation.
     "round11b:puct_w64_noise4@152-156=puct_w64@152-156",  # the time stopped the arm after 156
     "round11b:puct_w64_noise4@152-156=puct_w64@152-156#data_beta_local",
+    # Round 12's family (session 12, 2026-11-29), written and committed before any arm played its first generation
+    # of the session: round 11b's lever (root noise on the 4 random opening moves only) repeated with seed 1 from a
+    # copy of puct_w64's 150, and round 11b's arm continued from its own 156, its new generations only, each
+    # against puct_w64 itself continued from its 156 over the same generations, three runs at a time. Measure: the
+    # data's β per generation (Welch; Holm and BH over the two). The lever is called only if both tests give Holm
+    # p < 0.05 with the same sign. Planned to 166 (seed 0) and 160 (seed 1); if the session's time stops an arm
+    # earlier, both of its ranges end at its last generation (and at the control's, if that stops first).
+    "round12:puct_w64_noise4@157-166=puct_w64@157-166",
+    "round12:puct_w64_noise4_s1@151-160=puct_w64@151-160",
 )
 
 
