@@ -69,6 +69,9 @@ ARMS = dict(
     # round 12: the same lever with seed 1 from puct_w64's generation 150 (a copy of its workdir: checkpoint 150,
     # replay window 141-150; the workdir kept no checkpoint 151), beside puct_w64 and puct_w64_noise4 continued
     puct_w64_noise4_s1="runs/sharp/puct_w64_noise4_s1",
+    # round 12: puct_w64's generation 156 (a copy of its workdir: checkpoint 156, replay window 147-156) with
+    # self-play searches of 64 visits instead of 256 (schedules.visits), beside puct_w64 itself (same seed)
+    puct_w64_v64="runs/sharp/puct_w64_v64",
 )
 
 
@@ -167,6 +170,16 @@ LEVER_TESTS = (
     # earlier, both of its ranges end at its last generation (and at the control's, if that stops first).
     "round12:puct_w64_noise4@157-166=puct_w64@157-166",
     "round12:puct_w64_noise4_s1@151-160=puct_w64@151-160",
+    # Round 12's second family (session 12, 2026-11-29), written and committed before the arm played its first
+    # generation, after a measurement of puct_w64's 156 and before any generation of the arm: its deterministic games
+    # after 4 random opening moves (opening_spread, PUCT, Black at komi 8.5) were won by Black 92% at 64 visits
+    # (round 11) and 34% at 256 visits, self-play's (8% at 7.5), the same openings' fights ending with White's group
+    # dead at 64 and Black's at 256. The arm: self-play at 64 visits (schedules.visits), everything else the
+    # recipe's, from a copy of puct_w64's 156, against puct_w64 itself over the same generations (same seed).
+    # Measures: the data's β and the data's α per generation (Welch; Holm and BH over the two). Planned to 166;
+    # if the session's time stops it earlier, both ranges end at its last generation (and at the control's).
+    "round12b:puct_w64_v64@157-166=puct_w64@157-166",
+    "round12b:puct_w64_v64@157-166=puct_w64@157-166#data_alpha",
 )
 
 
