@@ -106,6 +106,8 @@ class Settings(common.MatchSettings):
                 raise self.error("opening_policies", f"{policy!r} is not one of {POLICIES}")
         if len(self.delta_komis) not in (0, 2):
             raise self.error("delta_komis", "needs two komis, lo,hi")
+        if self.player_options().control_config() is not None:
+            raise self.error("control", "self-play's games play the search's own move: position control cannot be used")
 
 
 def delta_komis(settings: Settings) -> tuple[float, float]:
@@ -138,7 +140,11 @@ def load_net(spec: str, zoo_dir: str, options: player_cli.PlayerOptions, board_s
 
 
 def play_games(player, policy: str, settings: Settings) -> list[selfplay.FinishedGame]:
-    """``settings.games`` played-out self-play games of ``player`` from the empty board."""
+    """``settings.games`` played-out self-play games of ``player`` from the empty board, both sides searching
+    with its settings and its λ/μ agent. A mixed style (a second net's search) is refused: self-play's games
+    play one search's move."""
+    if player.mixed is not None:
+        raise ValueError(f"style: {settings.style!r} is a mixed style, which self-play's games cannot play")
     rules = go.GoRules(player.board_size)
     config = selfplay.SelfPlayConfig(
         batch_size=min(settings.batch, settings.games),
@@ -153,7 +159,7 @@ def play_games(player, policy: str, settings: Settings) -> list[selfplay.Finishe
         no_resign_fraction=0.0,
     )
     search_config = dataclasses.replace(player.config, gumbel_scale=1.0)
-    chunk = selfplay.make_chunk_fn(player.evaluator, rules, search_config, config)
+    chunk = selfplay.make_chunk_fn(player.evaluator, rules, search_config, config, player.agent)
     key = jax.random.PRNGKey(settings.seed)
     sp = selfplay.init_selfplay(rules, config, jax.random.fold_in(key, 0), 0.0, 1.0)
     collector = selfplay.GameCollector(rules)

@@ -38,3 +38,29 @@ def test_summary_delta_is_the_share_of_games_ending_at_the_fair_margin():
     assert (row["delta_komi_lo"], row["delta_komi_hi"], row["delta"]) == (8.5, 9.5, 0.5)
     assert row["delta_beta"] == pytest.approx(4 * math.atanh(0.5))
     assert row["implied_beta"] == pytest.approx(math.pi / (math.sqrt(3) * row["sd_board_margin"]))
+
+
+class _Built(Exception):
+    """Stops play_games once its self-play chunk is built."""
+
+
+def test_the_games_search_with_the_players_agent(monkeypatch):
+    seen = {}
+
+    def make_chunk_fn(evaluator, rules, search_config, config, agent=None, **kwargs):
+        seen.update(agent=agent, visits=search_config.num_simulations, random_moves=config.random_moves)
+        raise _Built
+
+    monkeypatch.setattr(opening_spread.selfplay, "make_chunk_fn", make_chunk_fn)
+    settings = opening_spread.Settings(net="random", board_size=5, games=2, visits=3, random_moves=2, lambda_=0.5,
+                                       threshold=0.25, outdir="/nonexistent")  # fmt: skip
+    player = opening_spread.load_net(settings.net, "", settings.player_options(), 5)
+    with pytest.raises(_Built):
+        opening_spread.play_games(player, "improved", settings)
+    assert (seen["agent"].lambda_, seen["agent"].mu, seen["agent"].threshold) == (0.5, 0.0, 0.25)
+    assert (seen["visits"], seen["random_moves"]) == (3, 2)
+
+
+def test_position_control_is_refused_with_its_field_named():
+    with pytest.raises(ValueError, match="control"):
+        opening_spread.Settings(net="random", control="C", outdir="/nonexistent").check()
