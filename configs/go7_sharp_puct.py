@@ -55,6 +55,15 @@ the random opening), while the same nets' deterministic games at 8.5 and
 highest yet; the komi concentrated (temperature 0.25) and the variable
 agent (lambda 0.5 while ahead) made the data flatter. Nothing is called:
 this config is unchanged.
+Round 12: the opening-only noise did not repeat (seed 0 continued +0.04,
+p = 0.79; seed 1 -0.06, p = 0.67), and self-play at 64 visits kept pace
+with 256 at a quarter of the evaluations (the data's beta +0.06, p = 0.68;
+one seed). The 92% of round 11 was the 64-visit search winning the main
+lines' fights for Black: the same net at 256 visits won 34% as Black at
+8.5 and 8% at 7.5 (Black's group dead in 36-48% of the games), while at
+9.5 both budgets ended at perfect play's B+9 (79% and 94%). Self-play's
+results are a plateau, Black scoring about 0.5 at every komi from 7 to 9,
+which a logistic reads as alpha 8 and beta 1.2. Nothing is called.
 """
 
 import os

@@ -11,7 +11,7 @@ commands in experiments/README.md, "SAI's sharp value on 7×7"), summarised
 over its last 10 generations. Re-reading needs the arms' workdirs
 (``runs/sharp/<arm>``), which the repository does not ship; their curves
 are in ``curves.csv``, and an arm whose workdir is gone keeps its rows. One
-run an arm is a measurement, not a test; rounds 4 to 8 each declare a family
+run an arm is a measurement, not a test; each round from 4 on declares a family
 (``LEVER_TESTS``: ``lever_tests.csv``), the data's β of each lever arm
 against its parent's, generation by generation; ``LEGS`` cuts the end-state
 run into its legs for the stopping rule (``legs.csv``).
@@ -168,8 +168,8 @@ LEVER_TESTS = (
     # data's β per generation (Welch; Holm and BH over the two). The lever is called only if both tests give Holm
     # p < 0.05 with the same sign. Planned to 166 (seed 0) and 160 (seed 1); if the session's time stops an arm
     # earlier, both of its ranges end at its last generation (and at the control's, if that stops first).
-    "round12:puct_w64_noise4@157-166=puct_w64@157-166",
-    "round12:puct_w64_noise4_s1@151-160=puct_w64@151-160",
+    "round12:puct_w64_noise4@157-161=puct_w64@157-161",  # the time stopped the three runs after 161
+    "round12:puct_w64_noise4_s1@151-156=puct_w64@151-156",  # the time stopped the arm after 156
     # Round 12's second family (session 12, 2026-11-29), written and committed before the arm played its first
     # generation, after a measurement of puct_w64's 156 and before any generation of the arm: its deterministic games
     # after 4 random opening moves (opening_spread, PUCT, Black at komi 8.5) were won by Black 92% at 64 visits
@@ -178,8 +178,8 @@ LEVER_TESTS = (
     # recipe's, from a copy of puct_w64's 156, against puct_w64 itself over the same generations (same seed).
     # Measures: the data's β and the data's α per generation (Welch; Holm and BH over the two). Planned to 166;
     # if the session's time stops it earlier, both ranges end at its last generation (and at the control's).
-    "round12b:puct_w64_v64@157-166=puct_w64@157-166",
-    "round12b:puct_w64_v64@157-166=puct_w64@157-166#data_alpha",
+    "round12b:puct_w64_v64@157-161=puct_w64@157-161",  # the time stopped the arm and the control after 161
+    "round12b:puct_w64_v64@157-161=puct_w64@157-161#data_alpha",
 )
 
 
