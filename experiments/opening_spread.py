@@ -50,7 +50,8 @@ random moves, Δ's komis ``delta_komi_lo`` and ``delta_komi_hi``,
 (two policies: Welch's t-test on the mean margins, Levene's test on their
 spreads) and ``opening_spread.png`` (the margin histograms). The search is
 the player flags' (``--visits``, Gumbel by default; its root noise is used
-on the random moves only). ``--plot_only`` rebuilds the summary, the tests
+on the random moves only), both sides with its λ/μ agent (``--lambda_``,
+``--mu``, ``--threshold``). ``--plot_only`` rebuilds the summary, the tests
 and the PNG from ``games.csv`` (with the flags' ``--random_moves``,
 ``--visits``, ``--komi`` and ``--delta_komis``).
 """
