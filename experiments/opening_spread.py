@@ -145,7 +145,7 @@ def play_games(player, policy: str, settings: Settings) -> list[selfplay.Finishe
     with its settings and its λ/μ agent. A mixed style (a second net's search) is refused: self-play's games
     play one search's move."""
     if player.mixed is not None:
-        raise ValueError(f"style: {settings.style!r} is a mixed style, which self-play's games cannot play")
+        raise ValueError(f"{player.name} plays a mixed style (Player.mixed), which self-play's games cannot play")
     rules = go.GoRules(player.board_size)
     config = selfplay.SelfPlayConfig(
         batch_size=min(settings.batch, settings.games),
