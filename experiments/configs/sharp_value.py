@@ -72,6 +72,11 @@ ARMS = dict(
     # round 12: puct_w64's generation 156 (a copy of its workdir: checkpoint 156, replay window 147-156) with
     # self-play searches of 64 visits instead of 256 (schedules.visits), beside puct_w64 itself (same seed)
     puct_w64_v64="runs/sharp/puct_w64_v64",
+    # round 13: puct_w64's generation 161 (a copy of its workdir: checkpoint 161, replay window 152-161) with self-play
+    # at the control's compute spent on games, not depth: 64 visits, 512 games a generation (four times the
+    # control's 128) and 8 samples per new row (a quarter of its 32), so that self-play's evaluations and the
+    # training steps a generation match the control's; beside puct_w64 and puct_w64_v64, both continued from 161
+    puct_w64_v64_g512="runs/sharp/puct_w64_v64_g512",
 )
 
 
@@ -180,6 +185,18 @@ LEVER_TESTS = (
     # if the session's time stops it earlier, both ranges end at its last generation (and at the control's).
     "round12b:puct_w64_v64@157-161=puct_w64@157-161",  # the time stopped the arm and the control after 161
     "round12b:puct_w64_v64@157-161=puct_w64@157-161#data_alpha",
+    # Round 13's family (session 13, 2026-11-29), written and committed before any arm played its first generation
+    # of the session: round 12b's arm (64 visits, a quarter of the control's self-play evaluations) continued from its
+    # own 161, and the same visits at the control's compute (512 games a generation, 8 samples per new row) from a
+    # copy of puct_w64's 161, each over its new generations against puct_w64 itself continued from 161 (same seed).
+    # Measures: the data's β and the data's α per generation (Welch; Holm and BH over the four). Every arm is one
+    # seed, so nothing is called from this family: a Holm p < 0.05 makes its lever the next round's candidate for
+    # a second seed. Planned to 168; if the session's time stops an arm earlier, its ranges end at its last
+    # generation (and at the control's, if that stops first).
+    "round13:puct_w64_v64@162-168=puct_w64@162-168",
+    "round13:puct_w64_v64@162-168=puct_w64@162-168#data_alpha",
+    "round13:puct_w64_v64_g512@162-168=puct_w64@162-168",
+    "round13:puct_w64_v64_g512@162-168=puct_w64@162-168#data_alpha",
 )
 
 
