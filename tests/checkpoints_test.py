@@ -104,6 +104,29 @@ def test_orbax_info_logging_is_quiet(tmp_path, setup, caplog):
     assert not noisy, noisy[:3]
 
 
+def test_resume_does_not_warn_about_items_it_skips(tmp_path, setup, caplog):
+    """A resume restores the metadata alone, then the state alone: orbax's warning
+    about each skipped item is dropped; its other warnings are kept."""
+    net, optimizer, state = setup
+    with checkpoints.Checkpointer(tmp_path) as ckpt:
+        _save(ckpt, 0, state)
+    with caplog.at_level(logging.WARNING):
+        with checkpoints.Checkpointer(tmp_path) as ckpt:
+            assert ckpt.read_metadata()["blocks"] == 1
+            assert ckpt.restore_latest(training.abstract_train_state(net, optimizer)).generation == 0
+    skipped = [r for r in caplog.records if "could not be restored" in r.getMessage()]
+    assert not skipped, skipped[:2]
+
+    def orbax_record(level, msg):
+        return logging.LogRecord("absl", level, "/x/orbax/checkpoint/handler.py", 1, msg, None, None)
+
+    quiet = checkpoints._QuietOrbax()
+    assert quiet.filter(orbax_record(logging.WARNING, "disk is full"))
+    assert not quiet.filter(orbax_record(logging.WARNING, f'Item "state" {checkpoints._SKIPPED_ITEM_WARNING}.'))
+    assert not quiet.filter(orbax_record(logging.INFO, "saved"))
+    assert quiet.filter(logging.LogRecord("absl", logging.INFO, "/x/saijax/train.py", 1, "ours", None, None))
+
+
 def test_truncated_array_file_names_checkpoint(tmp_path, setup):
     net, optimizer, state = setup
     with checkpoints.Checkpointer(tmp_path) as ckpt:

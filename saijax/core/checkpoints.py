@@ -110,14 +110,23 @@ _REQUIRED_META = (
 )
 
 
+# Orbax warns about every item of a checkpoint that a restore does not ask for. saijax always restores items
+# selectively (the metadata alone, then the state alone), so on every resume that warning named an item that was
+# skipped on purpose; it is dropped, and orbax's other warnings are kept.
+_SKIPPED_ITEM_WARNING = "was found in the checkpoint, but could not be restored"
+
+
 class _QuietOrbax(logging.Filter):
-    """Drops orbax's records below WARNING (it logs through absl)."""
+    """Drops orbax's records below WARNING (it logs through absl), and its
+    warning about a checkpoint item that a selective restore skipped."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno >= logging.WARNING:
-            return True
         path = record.pathname.replace(os.sep, "/")
-        return "/orbax/" not in path
+        if "/orbax/" not in path:
+            return True
+        if record.levelno >= logging.WARNING:
+            return _SKIPPED_ITEM_WARNING not in record.getMessage()
+        return False
 
 
 def _quiet_orbax_logging() -> None:
