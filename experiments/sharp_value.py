@@ -46,8 +46,9 @@ played-out games that the final-score target on α is trained toward
 away), and ``arms.csv`` has the late positions' median β and score error
 beside them. ``board_results.csv`` (:func:`board_rows`) has, generation by generation and
 komi by komi, how the played-out complete games ended on the board: at
-perfect play's result whatever the komi, or moved toward the komi (the side
-the komi favours giving points back while it still wins); ``board_bands.csv``
+perfect play's result whatever the komi, one point of area short of it, drawn
+at an integer komi, or moved toward the komi (the side the komi favours giving
+points back while it still wins); ``board_bands.csv``
 pools them by the komi's distance from the fair one (:func:`board_bands`). ``decided.csv``
 (:func:`decided_rows`) says when the complete games were decided, read by the nets that
 played them: in self-play's random opening or by the searched moves after it, for the
@@ -367,8 +368,10 @@ def board_rows(name: str, workdir: str, last: int, upto: int | None = None, boar
     the board: Black's area lead (its final margin plus the komi; read from the empty board's row of
     each game, so a game with a blunder, whose row is not kept, is not counted). One row per generation
     and komi, in counts (rows pool by summing): the games, Black's points (wins and ½ draws), those at
-    perfect play's result (:data:`FAIR_KOMI`, B+9 on 7×7) and those moved toward the komi (Black ahead by
-    more than that at a komi above it, by less at a komi below it), and the median result. Perfect
+    perfect play's result (:data:`FAIR_KOMI`, B+9 on 7×7), those one point of area short of it (B+7 on
+    7×7: under area scoring one point changes the result by 2), the draws (a result equal to an integer
+    komi) and those moved toward the komi (Black ahead by more than perfect play's result at a komi above
+    it, by less at a komi below it), and the median result. Perfect
     play's result does not depend on the komi; a winrate player's does when the side the komi favours
     gives points back while it still wins: its games end near the komi, and the data's komi curve
     flattens (:func:`board_bands`). No rows without replay files."""
@@ -389,6 +392,7 @@ def board_rows(name: str, workdir: str, last: int, upto: int | None = None, boar
             out.append({
                 "arm": name, "generation": g, "komi": float(k), "games": int(at.sum()),
                 "black_points": float(score[at].sum()), "perfect": int(np.sum(b == FAIR_KOMI)),
+                "one_short": int(np.sum(b == FAIR_KOMI - 2)), "draws": int(np.sum(b == k)),
                 "toward_komi": int(toward.sum()), "board_median": float(np.median(b)),
             })  # fmt: skip
     return out

@@ -418,6 +418,8 @@ def test_board_results_say_whether_games_end_at_perfect_play_or_near_the_komi(tm
     k11_cells = (k11["games"], k11["black_points"], k11["perfect"], k11["toward_komi"], k11["board_median"])
     assert k11_cells == (2, 0.5, 1, 1, 10.0)
     assert (k65["games"], k65["black_points"], k65["perfect"], k65["toward_komi"]) == (1, 1.0, 0, 1)
+    # B+7 is one point of area short of perfect play's B+9; a result equal to the (integer) komi is a draw.
+    assert [(r["one_short"], r["draws"]) for r in (k95, k11, k65)] == [(0, 0), (0, 1), (1, 0)]
     near, mid, far = sharp_value.board_bands(list(rows_by_komi.values()))
     assert (near["band"], near["games"], near["perfect_share"], near["toward_komi_share"]) == ("0-1", 1, 1.0, 0.0)
     assert (mid["band"], mid["games"], mid["perfect_share"], mid["toward_komi_share"]) == ("1.5-3", 3, 1 / 3, 2 / 3)
