@@ -64,6 +64,16 @@ lines' fights for Black: the same net at 256 visits won 34% as Black at
 9.5 both budgets ended at perfect play's B+9 (79% and 94%). Self-play's
 results are a plateau, Black scoring about 0.5 at every komi from 7 to 9,
 which a logistic reads as alpha 8 and beta 1.2. Nothing is called.
+
+Round 13: self-play at 64 visits, continued and at the control's compute
+(512 games a generation, 8 samples per new row), against this recipe over
+162-168: both moved the data's alpha toward 9 (+0.34 and +0.33, Holm
+p < 0.05 each), not its beta (+0.21 and +0.16, inconclusive); one seed, so
+the lever is the next round's candidate for a second seed, not a change to
+this config. Searched at 256 visits at komi 8.5, this recipe's net at 168
+lost Black's group in 66% of the games (Black won 17%), the two 64-visit
+nets in 17% and 11% (Black won 69% and 88%, White's group dead in 22%
+and 53%): the fights still decide, now more often for Black.
 """
 
 import os

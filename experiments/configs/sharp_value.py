@@ -70,7 +70,8 @@ ARMS = dict(
     # replay window 141-150; the workdir kept no checkpoint 151), beside puct_w64 and puct_w64_noise4 continued
     puct_w64_noise4_s1="runs/sharp/puct_w64_noise4_s1",
     # round 12: puct_w64's generation 156 (a copy of its workdir: checkpoint 156, replay window 147-156) with
-    # self-play searches of 64 visits instead of 256 (schedules.visits), beside puct_w64 itself (same seed)
+    # self-play searches of 64 visits instead of 256 (schedules.visits), beside puct_w64 itself (same seed);
+    # continued in round 13 from its own 161 (to 171)
     puct_w64_v64="runs/sharp/puct_w64_v64",
     # round 13: puct_w64's generation 161 (a copy of its workdir: checkpoint 161, replay window 152-161) with self-play
     # at the control's compute spent on games, not depth: 64 visits, 512 games a generation (four times the
@@ -193,7 +194,7 @@ LEVER_TESTS = (
     # seed, so nothing is called from this family: a Holm p < 0.05 makes its lever the next round's candidate for
     # a second seed. Planned to 168; if the session's time stops an arm earlier, its ranges end at its last
     # generation (and at the control's, if that stops first).
-    "round13:puct_w64_v64@162-168=puct_w64@162-168",
+    "round13:puct_w64_v64@162-168=puct_w64@162-168",  # all three played to 168 as planned; this arm then to 171
     "round13:puct_w64_v64@162-168=puct_w64@162-168#data_alpha",
     "round13:puct_w64_v64_g512@162-168=puct_w64@162-168",
     "round13:puct_w64_v64_g512@162-168=puct_w64@162-168#data_alpha",
