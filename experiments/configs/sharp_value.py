@@ -78,6 +78,10 @@ ARMS = dict(
     # control's 128) and 8 samples per new row (a quarter of its 32), so that self-play's evaluations and the
     # training steps a generation match the control's; beside puct_w64 and puct_w64_v64, both continued from 161
     puct_w64_v64_g512="runs/sharp/puct_w64_v64_g512",
+    # round 14: both 64-visit forms again with seed 1, from a copy of puct_w64's generation 160 (checkpoint 160,
+    # replay window 151-160; the workdir kept no checkpoint 161), against puct_w64's own 161-168 (seed 0)
+    puct_w64_v64_s1="runs/sharp/puct_w64_v64_s1",
+    puct_w64_v64_g512_s1="runs/sharp/puct_w64_v64_g512_s1",
 )
 
 
@@ -198,6 +202,19 @@ LEVER_TESTS = (
     "round13:puct_w64_v64@162-168=puct_w64@162-168#data_alpha",
     "round13:puct_w64_v64_g512@162-168=puct_w64@162-168",
     "round13:puct_w64_v64_g512@162-168=puct_w64@162-168#data_alpha",
+    # Round 14's family (session 14, 2026-11-29), written and committed before either arm played its first
+    # generation: round 13's two 64-visit forms (64 visits with 128 games and 32 samples per new row; 64 visits at the
+    # control's compute, 512 games and 8 samples per new row) repeated with seed 1 from a copy of puct_w64's 160, each
+    # over its own generations against puct_w64's 161-168, which the control played in rounds 12 and 13 (seed 0)
+    # before this round was written; the two arms run side by side. Measures: the data's α and the data's β per
+    # generation (Welch; Holm and BH over the four). A form's lever is called on a measure only if this round's test
+    # and round 13's of the same form both give Holm p < 0.05 with the same sign (a conjunction of two seeds, so no
+    # correction across the rounds). Planned to 168; if the session's time stops an arm earlier, both of its ranges
+    # end at its last generation.
+    "round14:puct_w64_v64_s1@161-168=puct_w64@161-168",
+    "round14:puct_w64_v64_s1@161-168=puct_w64@161-168#data_alpha",
+    "round14:puct_w64_v64_g512_s1@161-168=puct_w64@161-168",
+    "round14:puct_w64_v64_g512_s1@161-168=puct_w64@161-168#data_alpha",
 )
 
 
