@@ -2,6 +2,7 @@
 line, figures."""
 
 import dataclasses
+import io
 import math
 import os
 import subprocess
@@ -9,6 +10,7 @@ import sys
 import types
 from typing import Literal
 
+import numpy as np
 import pytest
 
 from experiments import common, matches
@@ -262,6 +264,41 @@ def test_save_figure_writes_a_png(tmp_path):
     with open(path, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     assert not plt.fignum_exists(fig.number), "closed"
+
+
+def test_figures_are_palette_pngs_that_keep_their_colours_and_transparency(tmp_path):
+    import matplotlib
+    from PIL import Image
+
+    matplotlib.use("Agg")
+    plt = common.pyplot()
+
+    def drawn(**savefig):
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.plot([0, 1], [1, 0], color="tab:blue", lw=4)
+        ax.plot([0, 1], [0, 1], color="tab:red", lw=4)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, dpi=common.DPI, format="png", **savefig)
+        plt.close(fig)
+        return buffer.getvalue()
+
+    for transparent in (False, True):
+        rgba = drawn(transparent=transparent)
+        palette = common.palette_png(rgba)
+        image = Image.open(io.BytesIO(palette))
+        assert image.mode == "P" and len(image.getcolors()) <= common.PNG_COLOURS
+        before = np.asarray(Image.open(io.BytesIO(rgba)).convert("RGBA")).astype(int)
+        after = np.asarray(image.convert("RGBA")).astype(int)
+        assert before.shape == after.shape
+        assert np.array_equal(before[..., 3] == 0, after[..., 3] == 0), "transparent pixels stay transparent"
+        error = np.abs(before - after)[before[..., 3] == 255].max(axis=-1)  # opaque pixels' worst channel
+        # a palette's rounding, not a different picture: a few rare blends move by more
+        assert error.mean() <= 3 and np.percentile(error, 99.9) <= 8, (error.mean(), np.percentile(error, 99.9))
+        for colour in ("tab:blue", "tab:red"):
+            rgb = np.round(np.array(matplotlib.colors.to_rgb(colour)) * 255)
+            assert np.sum(np.all(np.abs(after[..., :3] - rgb) <= 2, axis=-1)) > 100, colour
+        assert len(palette) < len(rgba)
+        assert common.palette_png(palette) == palette  # already a palette PNG: unchanged
 
 
 # --------------------------------------------------------------------------
