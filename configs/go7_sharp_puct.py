@@ -74,6 +74,15 @@ this config. Searched at 256 visits at komi 8.5, this recipe's net at 168
 lost Black's group in 66% of the games (Black won 17%), the two 64-visit
 nets in 17% and 11% (Black won 69% and 88%, White's group dead in 22%
 and 53%): the fights still decide, now more often for Black.
+
+Round 14: both 64-visit forms again with seed 1 (from this recipe's 160):
+the data's alpha higher again (+0.26 and +0.37) but not significant (Holm
+0.73 and 0.22), the data's beta +0.04 and +0.11 (inconclusive), so by the
+two-seed rule nothing is called and this config is unchanged. Searched at
+256 visits from the same openings, this recipe's net at 168 ends its main
+lines at B+7 at komi 7 (draws) and loses Black's group in them at 7.5: it
+can secure B+7 and no more, so its play's cliff is between 7 and 7.5, not
+at 9.
 """
 
 import os
