@@ -82,6 +82,12 @@ ARMS = dict(
     # replay window 151-160; the workdir kept no checkpoint 161), against puct_w64's own 161-168 (seed 0)
     puct_w64_v64_s1="runs/sharp/puct_w64_v64_s1",
     puct_w64_v64_g512_s1="runs/sharp/puct_w64_v64_g512_s1",
+    # round 15: SAI's fixed-komi share on the recipe: 30% of the complete games at the board's komi (9.5; the rest
+    # drawn from the net's logistic as before), seeds 0 and 1, each from a copy of the end-state run's compact leg
+    # at 149 (results/sharp_value/sharp_puct_leg: no replay window, Adam's moments from zero), beside the end-state
+    # run's leg 3 (sharp_puct from the same compact leg, seed 0); three runs on the 2 cores
+    puct_fixed30="runs/sharp/puct_fixed30",
+    puct_fixed30_s1="runs/sharp/puct_fixed30_s1",
 )
 
 
@@ -215,6 +221,21 @@ LEVER_TESTS = (
     "round14:puct_w64_v64_s1@161-168=puct_w64@161-168#data_alpha",
     "round14:puct_w64_v64_g512_s1@161-168=puct_w64@161-168",
     "round14:puct_w64_v64_g512_s1@161-168=puct_w64@161-168#data_alpha",
+    # Round 15's family (session 15, 2026-11-29), written and committed before any of the three runs played its first
+    # generation: SAI's fixed-komi share (selfplay.fixed_komi_share = 0.3: 30% of the complete games at komi 9.5,
+    # where perfect play's B+9 loses by half a point; the other 70% drawn from the net's logistic as before), seeds 0
+    # and 1, each from a copy of the end-state run's compact leg at 149, against the end-state run's leg 3 (seed 0)
+    # from the same compact leg over the same generations, the three side by side. The round-14 workdirs (the 3×64
+    # line) were lost with the last session's machine, so the round starts from the one committed checkpoint of the
+    # line, the 3×32 recipe's. Measures: the data's β and the data's α per generation (Welch; Holm and BH over the
+    # four). The share also moves the data's β by itself (it puts 30% of the fitted games at one komi), so a called
+    # data β is read beside the net's own β_∅ and GTP at the end, which the family does not test. The lever is called
+    # on a measure only if both seeds give Holm p < 0.05 with the same sign. Planned to 165; if the session's time
+    # stops the runs earlier, every range ends at the last generation all three reached.
+    "round15:puct_fixed30@150-165=sharp_puct@150-165",
+    "round15:puct_fixed30@150-165=sharp_puct@150-165#data_alpha",
+    "round15:puct_fixed30_s1@150-165=sharp_puct@150-165",
+    "round15:puct_fixed30_s1@150-165=sharp_puct@150-165#data_alpha",
 )
 
 
