@@ -84,6 +84,16 @@ lines at B+7 at komi 7 (draws) and loses Black's group in them at 7.5: it
 can secure B+7 and no more, so its play's cliff is between 7 and 7.5, not
 at 9. The compute-matched 64-visit net plays perfect play's B+9 at 9.5 and
 wins 80% at 8.5, but ends 38 of 64 games at B+7 (a loss) at 7.5.
+
+Round 15 (the 3x64 workdirs were lost, so from this recipe's compact leg
+at 149): SAI's fixed-komi share (`--config.selfplay.fixed_komi_share=0.3`,
+30% of the complete games at 9.5) with seeds 0 and 1 against this
+recipe's leg 3 (150-165): the two seeds went opposite ways (the data's
+beta -0.15 and +0.34, its alpha +0.15 and -0.94), so nothing is called.
+Self-play still scores about half for Black from komi 7 to 8.5 in every
+run, while seed 1's net at 256 visits without noise wins 91% at 8.5 and
+8% at 9.5. Leg 3's compact leg at 165 now ships in
+`experiments/results/sharp_value/sharp_puct_leg/`.
 """
 
 import os

@@ -235,7 +235,7 @@ LEVER_TESTS = (
     "round15:puct_fixed30@150-165=sharp_puct@150-165",
     "round15:puct_fixed30@150-165=sharp_puct@150-165#data_alpha",
     "round15:puct_fixed30_s1@150-165=sharp_puct@150-165",
-    "round15:puct_fixed30_s1@150-165=sharp_puct@150-165#data_alpha",
+    "round15:puct_fixed30_s1@150-165=sharp_puct@150-165#data_alpha",  # all three played to 165 as planned
 )
 
 
@@ -245,7 +245,9 @@ LEVER_TESTS = (
 LEGS = (
     "go7_sharp_s0@27-49,50-69,70-89,90-109,110-129",  # round 3 (from sai_v256's 26), 5, 6 (two legs), 7, 8
     # from round 8 on, the end-state run goes on under configs/go7_sharp_puct.py: its seed 0, from go7_sharp_s0's 109
-    "sharp_puct@110-129,130-149",  # rounds 8, 9 (leg 2 from its own workdir: replay window and Adam's moments)
+    # rounds 8, 9 (leg 2 from its own workdir: replay window and Adam's moments), 15 (leg 3 from leg 2's compact leg
+    # at 149: no replay window, Adam's moments from zero; the round-9-to-14 workdirs were lost)
+    "sharp_puct@110-129,130-149,150-165",
 )
 
 
