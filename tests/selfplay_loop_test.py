@@ -253,6 +253,23 @@ def test_pipeline_plays_and_records_the_golden_games(tmp_path, walk):
     with open(selfplay_golden.GOLDEN) as f:
         golden = json.load(f)
     got = selfplay_golden.run(str(tmp_path), walk)
-    assert got["metrics"] == golden["metrics"]
-    assert got["replay"] == golden["replay"]
-    assert got["sgf"] == golden["sgf"]
+    assert got["sgf"] == golden["sgf"]  # the games, byte for byte
+    assert selfplay_golden.mismatches(got["replay"], golden["replay"], "replay") == []
+    assert selfplay_golden.mismatches(got["metrics"], golden["metrics"], "metrics") == []
+
+
+def test_golden_digest_tells_float_noise_from_a_changed_game():
+    digest = selfplay_golden.array_digest
+    policy = np.random.default_rng(0).dirichlet(np.ones(26), size=40).astype(np.float32)
+    want = json.loads(json.dumps({"policy": digest(policy), "moves": digest(np.arange(40, dtype=np.int32))}))
+    noisy = policy * (1 + 1e-6 * np.random.default_rng(1).standard_normal(policy.shape)).astype(np.float32)
+    same = {"policy": digest(noisy), "moves": digest(np.arange(40, dtype=np.int32))}
+    assert selfplay_golden.mismatches(same, want) == []
+    swapped = policy.copy()
+    swapped[[3, 4]] = swapped[[4, 3]]  # two rows in another order: same sums, not the same weighted sum
+    moves = np.arange(40, dtype=np.int32)
+    moves[7] = 0
+    changed = {"policy": digest(swapped), "moves": digest(moves)}
+    assert [m.split(":")[0] for m in selfplay_golden.mismatches(changed, want)] == ["/moves", "/policy/sums[2]"]
+    assert selfplay_golden.mismatches({"n": 3}, {"n": 3.0}) == []  # a float metric that came out whole
+    assert selfplay_golden.mismatches({"n": 3.0}, {"n": 3}) != []  # a count must stay an int
