@@ -88,6 +88,12 @@ ARMS = dict(
     # run's leg 3 (sharp_puct from the same compact leg, seed 0); three runs on the 2 cores
     puct_fixed30="runs/sharp/puct_fixed30",
     puct_fixed30_s1="runs/sharp/puct_fixed30_s1",
+    # round 16: from the end-state run's workdir at 165 (replay window 156-165, Adam's moments): root noise on the
+    # opening's 4 random moves only (selfplay.noise_moves = 4), seeds 0 and 1, against the end-state run's leg 4
+    # (sharp_puct, seed 0) and the same recipe with seed 1 from a copy of the same workdir
+    sharp_puct_l4_s1="runs/sharp/sharp_puct_l4_s1",
+    puct_noise4="runs/sharp/puct_noise4",
+    puct_noise4_s1="runs/sharp/puct_noise4_s1",
 )
 
 
@@ -236,6 +242,22 @@ LEVER_TESTS = (
     "round15:puct_fixed30@150-165=sharp_puct@150-165#data_alpha",
     "round15:puct_fixed30_s1@150-165=sharp_puct@150-165",
     "round15:puct_fixed30_s1@150-165=sharp_puct@150-165#data_alpha",  # all three played to 165 as planned
+    # Round 16's family (session 16, 2026-11-29), written and committed before any of the four runs played its first
+    # generation: root noise on the opening's 4 random moves only (selfplay.noise_moves = 4; the recipe: Dirichlet
+    # noise at every root), the move after them the search's most visited without noise, against the recipe itself,
+    # in pairs of seeds: each of the four runs from the end-state run's workdir at 165 (its replay window 156-165 and
+    # Adam's moments), the control seed 0 being the end-state run's leg 4 in that workdir, the other three copies of
+    # it. The four run side by side. Why this lever: at komi 8.5 with 256-visit PUCT after 4 random moves, adding the
+    # recipe's root noise at every move cut Black's wins from 0.91 to 0.75 (puct_fixed30_s1 at 165) and from 0.64 to
+    # 0.58 (sharp_puct at 165), 64 games each (experiments/opening_spread.py --noise_every_root
+    # --dirichlet_fraction=0.25), while self-play scores about half there. Measures: the data's β and the data's α
+    # per generation, each lever seed against the control of the same seed (Welch; Holm and BH over the four). The
+    # lever is called on a measure only if both seeds give Holm p < 0.05 with the same sign. Planned to 180; if the
+    # session's time stops the runs earlier, every range ends at the last generation all four reached.
+    "round16:puct_noise4@166-180=sharp_puct@166-180",
+    "round16:puct_noise4@166-180=sharp_puct@166-180#data_alpha",
+    "round16:puct_noise4_s1@166-180=sharp_puct_l4_s1@166-180",
+    "round16:puct_noise4_s1@166-180=sharp_puct_l4_s1@166-180#data_alpha",
 )
 
 
