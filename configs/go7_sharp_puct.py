@@ -94,6 +94,13 @@ Self-play still scores about half for Black from komi 7 to 8.5 in every
 run, while seed 1's net at 256 visits without noise wins 91% at 8.5 and
 8% at 9.5. Leg 3's compact leg at 165 now ships in
 `experiments/results/sharp_value/sharp_puct_leg/`.
+
+Round 16: root noise on the opening's 4 moves only, seeds 0 and 1, each
+against this config with the same seed from leg 3's workdir at 165, was
+called on the data's beta and alpha in both seeds, and beta_empty passed
+2 in both (2.35 and 2.76 over 171-180, against this config's 1.03 and
+0.99): the recipe is now `go7_sharp_noise4.py`, and the end-state run
+goes on under it. This config's leg 4 (166-180) moved beta_empty +0.19.
 """
 
 import os

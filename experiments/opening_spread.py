@@ -28,11 +28,16 @@ not what the net learns.
 This script plays ``--games`` self-play games with the run's own
 self-play machinery from the empty board at a fixed komi (no branches,
 no resignation, games played out), the first ``--random_moves`` moves
-sampled (with root noise on them only, as ``selfplay.noise_moves``), the
-rest the search's best move, once per opening policy of
+sampled, the rest the search's best move, once per opening policy of
 ``--opening_policies`` (``selfplay.opening_policy``: ``visits`` draws the
 opening moves ∝ the root's visit counts, SAI's rule; ``improved`` ∝ the
-search's policy target). Every move after the opening is deterministic, so
+search's policy target). Root noise is on the random moves only (as
+``selfplay.noise_moves``), or on every move with ``--noise_every_root`` (as
+configs/go7_sharp_puct.py's self-play); Gumbel's noise is always there,
+PUCT's Dirichlet noise only with ``--dirichlet_fraction`` > 0 (the recipe's
+self-play: 0.25), since a played net searches without it: with PUCT and
+the default 0 the random moves are drawn from noiseless searches. Without
+``--noise_every_root`` every move after the opening is deterministic, so
 distinct openings, not games, are the sample. The games are played at the
 one komi ``--komi`` and scored at both of Δ's komis from the same board
 margins, so Δ here is the share of games that end exactly at the fair
@@ -49,8 +54,7 @@ random moves, Δ's komis ``delta_komi_lo`` and ``delta_komi_hi``,
 ``delta`` and ``delta_beta`` = 4·atanh Δ), ``tests.csv``
 (two policies: Welch's t-test on the mean margins, Levene's test on their
 spreads) and ``opening_spread.png`` (the margin histograms). The search is
-the player flags' (``--visits``, Gumbel by default; its root noise is used
-on the random moves only), both sides with its λ/μ agent (``--lambda_``,
+the player flags' (``--visits``, Gumbel by default), both sides with its λ/μ agent (``--lambda_``,
 ``--mu``, ``--threshold``). ``--plot_only`` rebuilds the summary, the tests
 and the PNG from ``games.csv`` (with the flags' ``--random_moves``,
 ``--visits``, ``--komi`` and ``--delta_komis``).
@@ -96,6 +100,16 @@ class Settings(common.MatchSettings):
         "the two komis Δ is taken between, as lo,hi (default: the board's fair komi ± 0.5, 8.5,9.5 on 7×7 and "
         "24.5,25.5 on 5×5; else --komi − 1 and --komi)",
     )
+    noise_every_root: bool = setting(
+        False,
+        "root noise at every move, as configs/go7_sharp_puct.py's self-play (selfplay.noise_moves=-1); "
+        "default: on the random opening moves only",
+    )
+    dirichlet_fraction: float = setting(
+        0.0,
+        "PUCT's root noise weight where root noise applies (the recipe's self-play: 0.25; default 0: PUCT plays "
+        "without root noise, Gumbel always with its Gumbel noise there)",
+    )
     plot_only: bool = setting(False, "rebuild the tables and PNG from --outdir's games.csv")
 
     def check(self) -> None:
@@ -107,6 +121,8 @@ class Settings(common.MatchSettings):
                 raise self.error("opening_policies", f"{policy!r} is not one of {POLICIES}")
         if len(self.delta_komis) not in (0, 2):
             raise self.error("delta_komis", "needs two komis, lo,hi")
+        if not 0.0 <= self.dirichlet_fraction <= 1.0:
+            raise self.error("dirichlet_fraction", f"{self.dirichlet_fraction} is not in [0, 1]")
         if self.player_options().control_config() is not None:
             raise self.error("control", "self-play's games play the search's own move: position control cannot be used")
 
@@ -155,11 +171,11 @@ def play_games(player, policy: str, settings: Settings) -> list[selfplay.Finishe
         branch_prob=0.0,
         random_moves=settings.random_moves,
         opening_policy=policy,
-        noise_moves=settings.random_moves,
+        noise_moves=-1 if settings.noise_every_root else settings.random_moves,
         resign_threshold=-1.0,
         no_resign_fraction=0.0,
     )
-    search_config = dataclasses.replace(player.config, gumbel_scale=1.0)
+    search_config = dataclasses.replace(player.config, gumbel_scale=1.0, dirichlet_fraction=settings.dirichlet_fraction)
     chunk = selfplay.make_chunk_fn(player.evaluator, rules, search_config, config, player.agent)
     key = jax.random.PRNGKey(settings.seed)
     sp = selfplay.init_selfplay(rules, config, jax.random.fold_in(key, 0), 0.0, 1.0)

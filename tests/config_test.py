@@ -106,6 +106,21 @@ def test_go7_sharp_puct_is_round_8s_arms():
     assert json.loads(config.to_json_best_effort()) == shipped
 
 
+def test_go7_sharp_noise4_is_round_16s_arms():
+    """configs/go7_sharp_noise4.py is go7_sharp_puct.py with the flag round 16's lever arms ran with (root noise on
+    the opening's 4 random moves only), and its compact leg's config.json reads as the same config."""
+    load = lambda name: config_lib.load_config(os.path.join(_ROOT, "configs", name))  # noqa: E731
+    arm = load("go7_sharp_puct.py")
+    arm.selfplay.noise_moves = 4
+    config = load("go7_sharp_noise4.py")
+    assert config.to_json(sort_keys=True) == arm.to_json(sort_keys=True)
+    assert config.selfplay.random_moves == 4 and config.search.algorithm == "puct"
+    leg = os.path.join(_ROOT, "experiments", "results", "sharp_value", "sharp_noise4_leg", "config.json")
+    with open(leg) as f:
+        shipped = json.load(f)
+    assert json.loads(config.to_json_best_effort()) == shipped
+
+
 def test_helpers():
     config = _default()
     assert config_lib.effective_max_moves(config) == 162

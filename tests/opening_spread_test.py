@@ -1,6 +1,7 @@
 """experiments/opening_spread.py's summary: Δ between the fair komi's neighbours and 4·atanh Δ, from margins alone
 (no games played)."""
 
+import dataclasses
 import math
 
 import pytest
@@ -48,7 +49,8 @@ def test_the_games_search_with_the_players_agent(monkeypatch):
     seen = {}
 
     def make_chunk_fn(evaluator, rules, search_config, config, agent=None, **kwargs):
-        seen.update(agent=agent, visits=search_config.num_simulations, random_moves=config.random_moves)
+        seen.update(agent=agent, visits=search_config.num_simulations, random_moves=config.random_moves,
+                    noise_moves=config.noise_moves, dirichlet_fraction=search_config.dirichlet_fraction)  # fmt: skip
         raise _Built
 
     monkeypatch.setattr(opening_spread.selfplay, "make_chunk_fn", make_chunk_fn)
@@ -59,6 +61,17 @@ def test_the_games_search_with_the_players_agent(monkeypatch):
         opening_spread.play_games(player, "improved", settings)
     assert (seen["agent"].lambda_, seen["agent"].mu, seen["agent"].threshold) == (0.5, 0.0, 0.25)
     assert (seen["visits"], seen["random_moves"]) == (3, 2)
+    # by default root noise on the random moves only, and none for PUCT (a played net searches without it)
+    assert (seen["noise_moves"], seen["dirichlet_fraction"]) == (2, 0.0)
+    noisy = dataclasses.replace(settings, noise_every_root=True, dirichlet_fraction=0.25)
+    with pytest.raises(_Built):
+        opening_spread.play_games(player, "improved", noisy)
+    assert (seen["noise_moves"], seen["dirichlet_fraction"]) == (-1, 0.25)  # the recipe's self-play
+
+
+def test_a_dirichlet_fraction_outside_zero_one_is_refused_with_its_field_named():
+    with pytest.raises(ValueError, match="dirichlet_fraction"):
+        opening_spread.Settings(net="random", dirichlet_fraction=1.5, outdir="/nonexistent").check()
 
 
 def test_position_control_is_refused_with_its_field_named():

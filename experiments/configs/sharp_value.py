@@ -269,7 +269,11 @@ LEGS = (
     # from round 8 on, the end-state run goes on under configs/go7_sharp_puct.py: its seed 0, from go7_sharp_s0's 109
     # rounds 8, 9 (leg 2 from its own workdir: replay window and Adam's moments), 15 (leg 3 from leg 2's compact leg
     # at 149: no replay window, Adam's moments from zero; the round-9-to-14 workdirs were lost)
-    "sharp_puct@110-129,130-149,150-165",
+    # round 16 (leg 4 from leg 3's own workdir at 165: replay window and Adam's moments)
+    "sharp_puct@110-129,130-149,150-165,166-180",
+    # from round 16 on, under configs/go7_sharp_noise4.py (root noise on the opening's 4 moves only): its seed 0,
+    # puct_noise4, from sharp_puct's workdir at 165
+    "puct_noise4@166-180",
 )
 
 
