@@ -27,9 +27,10 @@ fair komi in seed 0 (8.47 over its last 10 generations). Seed 0's
 generation 129, playing with this search (PUCT, 256 visits, the
 most-visited move), beat GNU Go level 10 40/40 as Black at komi 8.5 and
 39/40 as White at 9.5; with the Gumbel player, 32/40 as White. Round 8 is
-the end-state run's new line: it continues from
-`experiments/results/sharp_value/sharp_puct_leg/` (copy it to
-`runs/sharp/sharp_puct` and run the command above).
+the end-state run's new line: it continued from
+`experiments/results/sharp_value/sharp_puct_leg/` (in git's history since
+round 16, at 165: `git checkout 8dcf65e -- experiments/results/sharp_value/sharp_puct_leg`,
+copy it to `runs/sharp/sharp_puct` and run the command above).
 
 Round 9 ran the run's leg 2 (130–149: β_∅ 0.74 → 0.64, α_∅ drifting to
 7.5) beside the same net widened to 3×64 at generation 130, starting as
@@ -92,8 +93,8 @@ recipe's leg 3 (150-165): the two seeds went opposite ways (the data's
 beta -0.15 and +0.34, its alpha +0.15 and -0.94), so nothing is called.
 Self-play still scores about half for Black from komi 7 to 8.5 in every
 run, while seed 1's net at 256 visits without noise wins 91% at 8.5 and
-8% at 9.5. Leg 3's compact leg at 165 now ships in
-`experiments/results/sharp_value/sharp_puct_leg/`.
+8% at 9.5. Leg 3's compact leg at 165 shipped in
+`experiments/results/sharp_value/sharp_puct_leg/` (git 8dcf65e).
 
 Round 16: root noise on the opening's 4 moves only, seeds 0 and 1, each
 against this config with the same seed from leg 3's workdir at 165, was

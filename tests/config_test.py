@@ -86,8 +86,8 @@ def test_go7_sharp_is_round_3s_arms():
 
 
 def test_go7_sharp_puct_is_round_8s_arms():
-    """configs/go7_sharp_puct.py is go7_sharp.py with the flags round 8's PUCT arms ran with, and
-    their runs' config.json (the compact leg it resumes from) reads as the same config."""
+    """configs/go7_sharp_puct.py is go7_sharp.py with the flags round 8's PUCT arms ran with, and the
+    shipped compact leg's config.json (a run of it with round 16's one flag) reads as the same config."""
     load = lambda name: config_lib.load_config(os.path.join(_ROOT, "configs", name))  # noqa: E731
     arm = load("go7_sharp.py")
     arm.search.algorithm = "puct"
@@ -96,13 +96,13 @@ def test_go7_sharp_puct_is_round_8s_arms():
     assert config.to_json(sort_keys=True) == arm.to_json(sort_keys=True)
     assert config.search.c_puct == 0.8 and config.search.dirichlet_fraction == 0.25
     assert config.search.noisy_root_fpu_reduction == 0.0
-    leg = os.path.join(_ROOT, "experiments", "results", "sharp_value", "sharp_puct_leg", "config.json")
+    # The shipped leg is the end-state run's since round 16, this config with root noise on the opening only
+    # (round 16's one flag); its leg 3 at 165 (sharp_puct_leg) is in git's history.
+    leg = os.path.join(_ROOT, "experiments", "results", "sharp_value", "sharp_noise4_leg", "config.json")
     with open(leg) as f:
         shipped = json.load(f)
-    # Fields added since a leg was written read as their defaults (the run's behaviour then).
-    shipped["training"].setdefault("growth", "retrain")
-    shipped["selfplay"].setdefault("blunder_reference", "best_child")
-    shipped["selfplay"].setdefault("blunders_allowed_mean", -1.0)
+    assert shipped["selfplay"]["noise_moves"] == 4
+    shipped["selfplay"]["noise_moves"] = -1
     assert json.loads(config.to_json_best_effort()) == shipped
 
 
