@@ -1,49 +1,31 @@
-"""python -m saijax.train --config=configs/go7_sharp.py --workdir=runs/go7_sharp
+"""python -m saijax.train --config=configs/go7_sharp.py --workdir=runs/sharp
 
-The sharp-value recipe so far (issue 43; experiments/README.md, "SAI's
-sharp value on 7×7", rounds 1–7): `go7_sai.py` (SAI's opening, fine-tuned
-from the zoo's go7-S1) with the two levers that moved β_∅. It is what
-round 3's arms ran (`sai_v256_spr32`, `sai_v256_spr32_s1`, which continued
-round 2's run from its generation 26), and what a GPU leg should start
-from; it does not yet reach SAI's β_∅ > 2.
+SAI on 7×7 from random weights to a sharp value: one run, no checkpoint to
+start from, every setting that differs from `default.py` stated here.
+SAI's 7×7 end state is a fair komi of 9 (α_∅ ≈ 9) with a sharp komi curve
+(β_∅ > 2); `configs/go7.py` stays flat (α_∅ 5.5–6.6, β_∅ 0.14–0.23).
 
-* **Every move a full 256-simulation search** (SAI: 250 visits; go7.py:
-  64, three moves in four at 8 under playout caps). The only lever that
-  sharpened self-play's own komi curve: the data's β 0.28–0.32 → 0.41
-  (round 2). 128 games a generation keep a generation at about 1.15 M
-  evaluations, 4–6 minutes on 2 cores.
-* **32 samples per new row** (SAI: about 36; go7.py: 4). Round 2's net
-  lagged its data (β_∅ 0.28 against the data's 0.41); at 32, in two seeds,
-  β_∅ rose from 0.30 to 0.42 within 7 generations and then followed its
-  data (0.44 and 0.41 over the last 10 generations, against the data's
-  0.43 and 0.47), with α_∅ at 9.01 ± 0.33 and 9.04 ± 0.63, the fair komi.
+The self-play rules are those the sharp-value experiment measured
+(experiments/README.md, "SAI's sharp value on 7×7"), fixed before the run:
 
-What did not move β_∅: the fixed-komi share, a komi temperature of 0.25,
-SAI's opening on its own (round 1); on top of this recipe (round 4), a
-komi temperature of 0.25 (β_∅ 0.41 → 0.30 in 14 generations), λ = 0.5 in
-self-play (the data's β fell, 0.47 → 0.31: Welch, Holm p = 0.004) and 1024
-visits (0.41 held; the data's β +0.05, inconclusive); the second and
-third legs of seed 0 (rounds 5 and 6, generations 50–89) moved β_∅ by
-−0.05 and −0.07 (to 0.32) while α_∅ drifted to 8.3–8.8, and its fourth
-(round 7, 90–109) by +0.13 (to 0.45). Round 7 also trained α by the value
-loss alone (`training.score_aux_weight` = 0, SAI's loss; the score target
-ties α to the mean final margin, which games given away inflate): from
-generation 89, seed 0's data β rose against leg 4's (+0.11) and seed 1's
-fell (−0.07), so the lever is inconclusive; in both, α_∅ drifted above
-the fair komi (9.6–9.8), so the score target stays. What limits it: the data's curve is as flat within
-one opening and one net as pooled (experiments/sharp_value.py's within
-fits), and pairs of games one net played from one position a point of komi
-apart part by move 6–12 and turn the wrong way in about a third of the
-pairs that turn (`komi_pairs.csv`): the flatness is in the 3×32 net's own
-play. The lever left is the net's size (21 CPU generations from
-go7-gpu-G46, two declared tests, both inconclusive), a GPU's job:
-`go7_sharp_gpu.py` is this recipe from go7-gpu-G46's 4×64 net with
-go7_gpu.py's GPU switches (2,048 slots, 8-minute legs).
+* every move a full PUCT search, SAI's engine (no playout caps), with
+  64 → 128 → 256 simulations (generations 0, 30, 60; SAI: 250);
+* SAI's opening: 4 random moves drawn from the search at T = 0.5 among
+  moves with more than 2 visits and a value above 5%, taken back if it
+  would resign; Dirichlet noise on those 4 roots only, then the search's
+  most-visited move, as the net plays at evaluation;
+* komi of each complete game drawn from the net's own sigmoid (SAI);
+* 32 training samples per new row (SAI: about 36), Adam at 1e-3 until
+  generation 30 and 3e-4 after, a window of 2 → 10 generations;
+* a 3×32 net with KataGo's ownership and score targets, global pooling,
+  the opponent-reply head and weight averaging (go7.py's ablation).
 
-Round 8 searched as SAI's engine did, PUCT with root noise at every move
-(`go7_sharp_puct.py`), from this run's generation 109: the data's β rose
-in both seeds against this config's own leg 5, so the end-state run goes
-on under `go7_sharp_puct.py`; this file stays what rounds 3–8 ran.
+A generation is 128 games: about 0.25 M self-play evaluations at 64
+simulations, 1 M at 256. The run goes in time-boxed legs
+(`--config.time_limit_minutes=M`, README "Long runs in legs"); seed 1 is
+`--config.seed=1`. Targets, budget and both seeds' figures:
+experiments/README.md, "SAI from random weights"; their curves and legs:
+experiments/results/sharp_recipe/.
 """
 
 import os
@@ -52,11 +34,52 @@ from saijax.learn import config as config_lib
 
 
 def get_config():
-    """go7_sai.py with full 256-simulation searches and 32 samples per new row."""
-    config = config_lib.load_config(os.path.join(os.path.dirname(__file__), "go7_sai.py"))
-    config.schedules.visits = ((0, 256),)
-    config.selfplay.fast_simulations = 0  # no playout caps: every search full
-    config.selfplay.full_search_prob = 1.0
+    """7×7 SAI from random weights with the sharp-value self-play rules."""
+    config = config_lib.load_config(os.path.join(os.path.dirname(__file__), "default.py"))
+    config.board_size = 7
+    config.generations = 250
+    config.keep_checkpoint_every = 5  # the Elo curve and the zoo
+
+    config.network.blocks = 3
+    config.network.filters = 32
+    config.network.ownership_head = True
+    config.network.global_pooling = True
+    config.network.opponent_policy_head = True
+
+    config.search.algorithm = "puct"
+    config.search.root_pass_rule = "search"  # SAI's self-play: the search decides
+
+    config.selfplay.batch_size = 64
     config.selfplay.games_per_generation = 128
+    config.selfplay.chunk_moves = 14
+    config.selfplay.komi = 9.5  # SAI's 7×7 komi (matches; self-play samples it)
+    config.selfplay.branch_queue_capacity = 256
+    config.selfplay.sgf_games_per_generation = 4
+    config.selfplay.opening_policy = "improved"
+    config.selfplay.random_moves = 4
+    config.selfplay.noise_moves = 4  # Dirichlet noise on the random opening moves only
+    config.selfplay.random_temperature = 0.5
+    config.selfplay.random_min_visits = 2
+    config.selfplay.random_losing_threshold = 0.05
+    config.selfplay.random_takeback = True
+
+    config.schedules.visits = ((0, 64), (30, 128), (60, 256))
+    config.schedules.network = ()  # 3×32 throughout
+    config.schedules.window = ((0, 2), (4, 4), (20, 6), (50, 10))
+
+    config.training.batch_size = 128
+    config.training.steps_per_generation = 200  # converts generations to steps for the schedules
     config.training.samples_per_new_row = 32.0
+    config.training.optimizer = "adam"
+    config.training.learning_rate = 1e-3
+    config.training.lr_schedule = "piecewise"
+    config.training.lr_boundaries = (30,)
+    config.training.lr_values = (3e-4,)
+    config.training.ownership_weight = 1.5
+    config.training.score_aux_weight = 5.0
+    config.training.opponent_policy_weight = 0.15
+    config.training.ema_decay = 0.99
+
+    config.gating.candidates = 4
+    config.gating.games = 32
     return config
