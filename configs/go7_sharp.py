@@ -9,7 +9,8 @@ The self-play rules are those the sharp-value experiment measured
 (experiments/README.md, "SAI's sharp value on 7×7"), fixed before the run:
 
 * every move a full PUCT search, SAI's engine (no playout caps), with
-  64 → 128 → 256 simulations (generations 0, 30, 60; SAI: 250);
+  64 → 128 → 256 simulations (generations 0, 30, 60; SAI: 250), the root
+  passing only where Leela Zero's rules allow it (as `default.py`);
 * SAI's opening: 4 random moves drawn from the search at T = 0.5 among
   moves with more than 2 visits and a value above 5%, taken back if it
   would resign; Dirichlet noise on those 4 roots only, then the search's
@@ -47,7 +48,11 @@ def get_config():
     config.network.opponent_policy_head = True
 
     config.search.algorithm = "puct"
-    config.search.root_pass_rule = "search"  # SAI's self-play: the search decides
+    # Leela Zero's root pass rules (default.py's): with "search" (SAI's
+    # --dumbpass), seed 0 of a pilot collapsed into pass-ended games by
+    # generation 2 (median length 7 moves), the side a wide sampled komi
+    # favours passing at once.
+    config.search.root_pass_rule = "leela"
 
     config.selfplay.batch_size = 64
     config.selfplay.games_per_generation = 128
