@@ -2,6 +2,15 @@
 
 SAI on 9×9, close to the papers' first run, sized for a GPU.
 
+Self-play follows the sharp-value recipe of `configs/go7_sharp.py`, scaled to
+9×9: every move a full PUCT search (no playout caps), SAI's opening of 25
+random moves (T = 0.5, only moves searched more than twice and not losing,
+taken back if they would resign) with Dirichlet noise on those moves only, the
+search's most-visited move after them, and 32 training samples per new row;
+komi 7.5. On 7×7 these are the rules that took the value from flat to SAI's
+sharp one; on 9×9 only a small CPU run has checked them (docs/design.md §6,
+"The sharp recipe on 9×9").
+
 Every field of the run config is defined and documented here; the other
 configs start from this one and override only what differs. Figures come from
 docs/design.md §10 (the 9×9 papers and SAI's code); departures are marked
@@ -158,7 +167,7 @@ def get_config() -> ml_collections.ConfigDict:
     # 'sample': komi of complete games drawn from the current net's
     # empty-board sigmoid read as a CDF (SAI); 'fixed': always `komi`.
     config.selfplay.komi_mode = "sample"
-    config.selfplay.komi = 7.0  # Black's komi in 'fixed' mode (and matches).
+    config.selfplay.komi = 7.5  # Black's komi in 'fixed' mode (and matches); SAI's 9×9 matches.
     # Temperature of the sampled komi's logistic distribution (scale 1/β·T).
     config.selfplay.komi_temperature = 1.0
     # 'sample' mode: this share of complete games is played at `komi`
@@ -177,19 +186,21 @@ def get_config() -> ml_collections.ConfigDict:
     # R, opening moves (counted from the empty board, also in branches)
     # sampled ∝ visits^(1/T) (extended paper §3.4).
     config.selfplay.random_moves = 25
-    config.selfplay.random_temperature = 1.0  # T for those moves.
+    # T for those moves. The paper: 1 "or less than 1"; the sharp recipe
+    # (configs/go7_sharp.py): 0.5.
+    config.selfplay.random_temperature = 0.5
     # Which moves those may be (SAI's engine, after Leela Zero): only moves
     # with more than random_min_visits visits (LZ's --randomvisits, 1) and
     # a value above random_losing_threshold (SAI's 5%) and the resign
     # threshold; none: the best move. A move seen once, however bad its
     # evaluation, is not played at random (a first pass among them: the
     # 9×9 collapse, docs/design.md §6). 0 and 0: every visited move.
-    config.selfplay.random_min_visits = 1  # more than this many visits
+    config.selfplay.random_min_visits = 2  # more than this many visits (go7_sharp.py's 2)
     config.selfplay.random_losing_threshold = 0.05  # and a value above this
     # SAI's take-back: a random move whose value would make its player
     # resign (the resign rule, in a game that may resign) is replaced by the
     # best move. Like SAI's, it cannot fire before move N²/4.
-    config.selfplay.random_takeback = False
+    config.selfplay.random_takeback = True
     # With playout caps: random opening moves only from full searches (SAI
     # drew them from its full search). A slot still in its first
     # random_moves moves does not move on a cheap search; it waits for the
@@ -202,14 +213,19 @@ def get_config() -> ml_collections.ConfigDict:
     # almost a uniform draw among up to 16 candidates; the improved policy
     # softmax(logits + σ(q̂)) weighs them by their values. On 7×7 it did not
     # help (the ablation's 'opening' arm in experiments/README.md: weaker,
-    # fewer distinct openings), so the 7×7 configs keep 'visits'.
-    config.selfplay.opening_policy = "visits"
+    # fewer distinct openings), so go7.py keeps 'visits'; the sharp recipe
+    # (PUCT) draws from its search's policy target.
+    config.selfplay.opening_policy = "improved"
     # Root search noise (Gumbel's gumbel_scale, PUCT's Dirichlet fraction) on
     # the first this-many moves of a game only (counted from the empty board,
     # also in branches); after them self-play plays the search's best move,
     # as SAI did after its randomised opening. -1: noise on every move.
-    # Gumbel's policy target does not depend on the noise.
-    config.selfplay.noise_moves = -1
+    # Gumbel's policy target does not depend on the noise. The sharp recipe
+    # (configs/go7_sharp.py): noise on the random opening moves only, since
+    # on 7×7 noise at every root decided the games near the fair komi in both
+    # directions and kept the value flat (experiments/README.md, "SAI's sharp
+    # value on 7×7", round 16). Leela Zero's and SAI's servers ran -1.
+    config.selfplay.noise_moves = 25  # = random_moves
     # Playout cap randomisation (KataGo, Wu 2019 §3.1): each move the whole
     # batch searches fully (the visits schedule) with probability
     # full_search_prob, else with fast_simulations and no root noise; only
@@ -328,8 +344,10 @@ def get_config() -> ml_collections.ConfigDict:
     # schedule's rate at its start (steps_per_generation still converts
     # generations to steps there, and sets a grown net's catch-up steps).
     # Every run logs the ratio as train_samples_per_new_row (configs/go7.py:
-    # about 2.5). 0: off.
-    config.training.samples_per_new_row = 0.0
+    # about 2.5). 0: off. The sharp recipe: 32 (SAI: about 36; on 7×7 at 4 the
+    # net lagged its own data's komi curve); here about 9,000 steps of 512 a
+    # generation of 2,000 games, within the paper's 4,000–10,000.
+    config.training.samples_per_new_row = 32.0
     # Training steps per program: K > 1 runs a generation's steps in blocks
     # of K, each one jitted lax.scan that samples its batches on the device
     # (the steps left over, fewer than K, go one by one), so the host's cost

@@ -54,4 +54,13 @@ def get_config():
 
     config.gating.candidates = 4
     config.gating.games = 32
+    # The self-play rules default.py had before it took the sharp recipe
+    # (configs/go7_sharp.py), kept so that this config's runs, its zoo nets
+    # and its tests stay as shipped: noise at every root, the opening drawn
+    # ∝ visits at T = 1 without take-back, steps_per_generation steps.
+    config.selfplay.noise_moves = -1
+    config.selfplay.random_temperature = 1.0
+    config.selfplay.random_takeback = False
+    config.selfplay.opening_policy = "visits"
+    config.training.samples_per_new_row = 0.0
     return config

@@ -31,7 +31,6 @@ import sys
 import pytest
 from conftest import REPO
 
-from saijax import zoo
 from saijax.core import search
 from saijax.learn import config as config_lib
 from saijax.learn import pipeline
@@ -101,34 +100,44 @@ def test_go7_gpu_is_go7_with_the_gpu_switches_and_a_4x64_net():
     assert config_lib.num_simulations(config, 0) == config_lib.num_simulations(config, 179) == 64
 
 
-def test_go7_sharp_gpu_is_the_sharp_recipe_on_go7_gpu_g46s_net_with_the_gpu_switches():
+def test_go7_sharp_gpu_is_the_recipe_from_random_weights_with_the_gpu_switches():
     config = config_lib.load_config(GO7_SHARP_GPU)
     config_lib.validate(config)
     sharp = config_lib.load_config(GO7_SHARP)
     assert _changed(config, sharp) == {
-        "init_checkpoint",
-        "network.blocks",
-        "network.filters",
+        "generations",
+        "keep_checkpoint_every",
         "time_limit_minutes",
         "precision",
         "selfplay.batch_size",
         "selfplay.games_per_generation",
         "selfplay.branch_queue_capacity",
+        "schedules.visits",
         "schedules.window",
+        "training.lr_boundaries",
         "training.batch_size",
     }
-    assert config.init_checkpoint == "zoo:go7-gpu-G46" and (config.network.blocks, config.network.filters) == (4, 64)
+    assert config.init_checkpoint == "" and (config.network.blocks, config.network.filters) == (3, 32)
     assert config.precision == "bfloat16" and config.time_limit_minutes == 8 and config.compilation_cache
     assert config.selfplay.batch_size == config.selfplay.games_per_generation >= 1024
-    # The recipe itself is untouched: SAI's opening, full 256-simulation searches, 32 samples per new row.
-    assert config.selfplay.random_full_search_only and config.selfplay.random_takeback
-    assert config.selfplay.full_search_prob == 1.0 and config.selfplay.fast_simulations == 0
-    assert config_lib.num_simulations(config, 0) == config_lib.num_simulations(config, 299) == 256
+    # The schedules keyed by generation are the CPU recipe's, in games: a GPU
+    # generation is `ratio` of the CPU's.
+    ratio = config.selfplay.games_per_generation // sharp.selfplay.games_per_generation
+    assert ratio == 8
+
+    def steps(schedule):
+        return [(int(g), int(v)) for g, v in schedule]
+
+    gpu, cpu = steps(config.schedules.visits), steps(sharp.schedules.visits)
+    assert [v for _, v in gpu] == [v for _, v in cpu]
+    assert all(abs(g * ratio - c) < ratio for (g, _), (c, _) in zip(gpu, cpu, strict=True))
+    (gpu_lr,), (cpu_lr,) = config.training.lr_boundaries, sharp.training.lr_boundaries
+    assert abs(gpu_lr * ratio - cpu_lr) < ratio and config.training.lr_values == sharp.training.lr_values
+    assert config.generations * ratio >= sharp.generations
+    # The recipe itself is untouched: PUCT full searches, noise on the opening only, 32 samples per new row.
+    assert config.search.algorithm == "puct" and config.selfplay.fast_simulations == 0
+    assert config.selfplay.noise_moves == config.selfplay.random_moves == 4
     assert config.training.samples_per_new_row == sharp.training.samples_per_new_row == 32.0
-    assert config.training.learning_rate == sharp.training.learning_rate
-    # The zoo net it starts from has the shape it asks for.
-    spec = zoo.entry("go7-gpu-G46").spec
-    assert (spec.blocks, spec.filters) == (config.network.blocks, config.network.filters)
 
 
 def test_go9_gpu_is_default_with_the_gpu_switches_and_keeps_the_pass_fixes():
@@ -148,6 +157,30 @@ def test_go9_gpu_is_default_with_the_gpu_switches_and_keeps_the_pass_fixes():
     assert config.search.pass_answer_prior > 0
     assert config.search.root_pass_rule == "leela"
     assert config.selfplay.random_min_visits >= 1 and config.selfplay.random_losing_threshold > 0
+
+
+@pytest.mark.parametrize("path", [DEFAULT, GO9_GPU])
+def test_the_9x9_configs_carry_the_sharp_recipes_self_play_rules(path):
+    """default.py and go9_gpu.py self-play as configs/go7_sharp.py does, scaled to 9×9."""
+    config = config_lib.load_config(path)
+    config_lib.validate(config)
+    sharp = config_lib.load_config(GO7_SHARP)
+    assert config.board_size == 9 and config.selfplay.komi == 7.5
+    # Every move a full PUCT search.
+    assert config.search.algorithm == sharp.search.algorithm == "puct"
+    assert config.selfplay.fast_simulations == 0 and config.selfplay.full_search_prob == 1.0
+    # SAI's opening with noise on its random moves only (9×9: the paper's 25), then the best move.
+    assert config.selfplay.random_moves == 25 and config.selfplay.noise_moves == config.selfplay.random_moves
+    assert config.search.dirichlet_fraction == sharp.search.dirichlet_fraction > 0
+    opening = ("opening_policy", "random_temperature", "random_min_visits", "random_losing_threshold")
+    opening += ("random_takeback",)
+    for field in opening:
+        assert config.selfplay[field] == sharp.selfplay[field], field
+    assert config.selfplay.komi_mode == sharp.selfplay.komi_mode == "sample"
+    assert config.training.samples_per_new_row == sharp.training.samples_per_new_row == 32.0
+    # SAI's 9×9 visits and nets (run 1), not the 7×7 recipe's.
+    assert config_lib.num_simulations(config, 0) == 100 and config_lib.num_simulations(config, 200) == 850
+    assert config_lib.network_shape(config, 0) == (4, 128)
 
 
 # ---------------------------------------------------------------------------

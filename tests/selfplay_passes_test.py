@@ -180,7 +180,9 @@ def test_under_the_leela_rule_a_losing_pass_is_not_a_root_child(rule):
 def _small_default_run(workdir, **search_overrides):
     """configs/default.py's self-play rules on 5×5 at a CPU's size: a 1×16
     net, 8 PUCT simulations, 64 games and 50 steps a generation, 4
-    generations; returns the metrics lines and the warnings logged."""
+    generations, 6 random opening moves with the root noise on them (the
+    sharp recipe's noise_moves = random_moves); returns the metrics lines
+    and the warnings logged."""
     from saijax.learn import config as config_lib
 
     config = config_lib.load_config("configs/default.py")
@@ -189,8 +191,9 @@ def _small_default_run(workdir, **search_overrides):
         config.generations = 4
         config.network.blocks, config.network.filters = 1, 16
         config.selfplay.games_per_generation = config.selfplay.batch_size = 64
-        config.selfplay.random_moves = 6
+        config.selfplay.random_moves = config.selfplay.noise_moves = 6
         config.training.steps_per_generation = 50
+        config.training.samples_per_new_row = 0.0  # 50 steps, not 32 samples a row
         config.training.batch_size = 64
         config.schedules.visits = ((0, 8),)
         config.selfplay.sgf_games_per_generation = 0
@@ -222,6 +225,7 @@ def test_small_default_self_play_does_not_collapse_and_the_warning_catches_one_t
         search__root_pass_rule="search",
         selfplay__random_min_visits=0,
         selfplay__random_losing_threshold=0.0,
+        selfplay__noise_moves=-1,  # default.py's noise at every root before the sharp recipe
     )
     assert any(m["first_move"] == "pass" for m in metrics), [m["first_move"] for m in metrics]
     # The warning fires on what a collapse does to self-play (here: more
