@@ -222,3 +222,55 @@ def test_each_seed_ships_a_compact_leg_of_the_recipe():
 
 def _jsonable(value):
     return json.loads(json.dumps(value, default=list))
+
+
+# ---------------------------------------------------------------------------
+# The claim's tables (experiments/sharp_recipe/recipe.py).
+
+
+def _write_run(path, alphas, betas, first="D4"):
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "metrics.jsonl"), "w") as f:
+        for g, (a, b) in enumerate(zip(alphas, betas, strict=True)):
+            row = dict(generation=g, alpha_empty=a, beta_empty=b, first_move=first, selfplay_evaluations=2_000_000,
+                       seconds=100.0, selfplay_seconds=60.0, train_seconds=30.0, simulations=256)  # fmt: skip
+            f.write(json.dumps(row) + "\n")
+
+
+def test_the_claims_tables_report_each_target_over_the_last_generations(tmp_path):
+    from experiments.sharp_recipe import recipe  # noqa: PLC0415
+
+    _write_run(tmp_path / "s0", [1.0] * 5 + [9.2] * 10, [0.1] * 5 + [2.5] * 10)
+    _write_run(tmp_path / "s1", [1.0] * 5 + [8.0] * 10, [0.1] * 5 + [3.0] * 10, first="C4")
+    checks = tmp_path / "end_checks.csv"
+    checks.write_text("seed,target,figure,interval,met\nseed 0,gtp_gap,0.6,0.5-0.7,True\n")
+    settings = recipe.Settings(runs=(str(tmp_path / "s0"), str(tmp_path / "s1")), outdir=str(tmp_path / "out"),
+                               end_checks=str(checks))  # fmt: skip
+    out = recipe.run(settings)
+    met = {(r["seed"], r["target"]): r["met"] for r in out["targets"]}
+    assert met[("seed 0", "alpha_empty in 9 +- 0.5")] and met[("seed 0", "beta_empty >= 2")]
+    assert not met[("seed 1", "alpha_empty in 9 +- 0.5")] and met[("seed 1", "beta_empty >= 2")]
+    assert met[("seed 0", "first move D4")] and not met[("seed 1", "first move D4")]
+    assert met[("seed 0", "<= 200 M evaluations")]  # 30 M
+    assert met[("seed 0", "gtp_gap")] and not met[("seed 1", "gtp_gap")]
+    figure = {(r["seed"], r["target"]): r["figure"] for r in out["targets"]}
+    assert figure[("seed 0", "alpha_empty in 9 +- 0.5")] == pytest.approx(9.2)
+    assert figure[("seed 1", "gnugo_black_wins_komi_8.5")] == "not measured"
+    (timing0, _) = out["timing"]
+    assert timing0["evaluations_m"] == 30.0 and timing0["selfplay_evaluations_per_s"] == pytest.approx(2e6 / 60, abs=1)
+    assert timing0["train_share"] == 0.3
+    for name in ("curves.csv", "targets.csv", "timing.csv", "sharp_recipe.png"):
+        assert (tmp_path / "out" / name).stat().st_size > 0
+
+
+def test_the_claim_refuses_a_run_that_is_not_from_generation_0(tmp_path):
+    from experiments.sharp_recipe import recipe  # noqa: PLC0415
+
+    _write_run(tmp_path / "s0", [1.0] * 3, [0.1] * 3)
+    lines = (tmp_path / "s0" / "metrics.jsonl").read_text().splitlines()
+    (tmp_path / "s0" / "metrics.jsonl").write_text("\n".join(lines[1:]) + "\n")  # generation 0 lost
+    settings = recipe.Settings(runs=(str(tmp_path / "s0"),), names=("seed 0",), outdir=str(tmp_path / "out"))
+    with pytest.raises(ValueError, match="missing \\[0\\]"):
+        recipe.run(settings)
+    with pytest.raises(ValueError, match="names"):
+        recipe.Settings(runs=(str(tmp_path / "s0"),), outdir=str(tmp_path / "out"))
