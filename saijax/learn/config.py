@@ -166,8 +166,12 @@ def validate_sharding(config: ml_collections.ConfigDict, device_count: int | Non
     Raises:
         ValueError: naming the batch size and the device count.
     """
-    if device_count is None:
-        device_count = jax.device_count()
+    _check_sharding(config, jax.device_count() if device_count is None else device_count)
+
+
+def _check_sharding(config, device_count: int) -> None:
+    _divisible(config, "selfplay.batch_size", device_count)
+    _divisible(config, "training.batch_size", device_count)
 
 
 def _schedule(config, name: str, width: int, *, allow_empty: bool, value_minimum: int = 1) -> list[list[int]]:
@@ -274,7 +278,6 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
 
     # Self-play.
     _int(config, "selfplay.batch_size", 1)
-    _divisible(config, "selfplay.batch_size", device_count)
     _int(config, "selfplay.games_per_generation", 1)
     _int(config, "selfplay.chunk_moves", 1)
     komi_mode = _choice(config, "selfplay.komi_mode", KOMI_MODES)
@@ -343,7 +346,6 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     # Training.
     _int(config, "training.steps_per_generation", 1)
     _int(config, "training.batch_size", 1)
-    _divisible(config, "training.batch_size", device_count)
     _choice(config, "training.optimizer", OPTIMIZERS)
     if "growth" in config.training:  # older configs: retrain
         growth = _choice(config, "training.growth", GROWTHS)
@@ -403,7 +405,7 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
         raise ValueError(f"init_checkpoint must be a path or 'zoo:<name>' (empty: random), got {init!r}")
 
     # The batches, sharded across the devices.
-    validate_sharding(config, device_count)
+    _check_sharding(config, device_count)
 
 
 def _check_widening_schedule(config) -> None:
