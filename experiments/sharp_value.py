@@ -12,7 +12,7 @@ value on 7×7", has the commands). For every arm of ``arms``
 * what the net learned at the empty board: α_∅ and β_∅;
 * what its self-play data teach: ``data_alpha`` and ``data_beta``, the
   logistic fit of the complete games' results on their komi
-  (:func:`saijax.learn.selfplay.komi_curve_fit`), with its standard error, the
+  (:func:`saijax.learn.selfplay_stats.komi_curve_fit`), with its standard error, the
   same fit over the games within 1.5 points of α_∅ (``_local``: how sharply
   the results turn where the decision is), and the sampled komi's spread;
 * how self-play opened: the centre point's share of first moves (D4 on
@@ -80,7 +80,7 @@ from experiments import ablation, common
 from experiments.common import setting
 from saijax.analysis import stats
 from saijax.core import checkpoints, features, go, networks, sigmoid
-from saijax.learn import replay, selfplay
+from saijax.learn import replay, selfplay_stats
 
 FAIR_KOMI = 9.0  # 7×7 under area scoring (Davies; the 7×7 paper)
 TARGET_BETA = 2.0
@@ -567,7 +567,7 @@ def decided_bands(rows: list[dict]) -> list[dict]:
 
 
 def within_fit(openings: list[dict]) -> dict:
-    """:func:`saijax.learn.selfplay.komi_curve_fit_within` over an arm's :func:`opening_results` rows
+    """:func:`saijax.learn.selfplay_stats.komi_curve_fit_within` over an arm's :func:`opening_results` rows
     (each cell's games enter with their mean score, the same likelihood as one by one), twice:
     one α per opening (``within_beta``, its standard error, and the ``within_games`` and
     ``within_openings`` it used) and one α per opening and net (``within_net_*``: the games
@@ -584,7 +584,7 @@ def within_fit(openings: list[dict]) -> dict:
         return {"within_plies": "", "within_beta": nan, "within_beta_se": nan, "within_games": 0,
                 "within_openings": 0, "within_net_beta": nan, "within_net_beta_se": nan,
                 "within_net_games": 0, "within_net_groups": 0}  # fmt: skip
-    beta, se, games, used = selfplay.komi_curve_fit_within(komi, score, groups)
+    beta, se, games, used = selfplay_stats.komi_curve_fit_within(komi, score, groups)
     row = {"within_plies": int(openings[0]["plies"]), "within_beta": beta, "within_beta_se": se,
            "within_games": games, "within_openings": used}  # fmt: skip
     if any("net" in r for r in openings):
@@ -592,7 +592,7 @@ def within_fit(openings: list[dict]) -> dict:
         # shared, net "", are left out).
         one = np.repeat([str(r.get("net", "")) != "" for r in openings], n)
         cells = np.repeat([f"{r['opening']}@{r.get('net', '')}" for r in openings], n)
-        beta, se, games, used = selfplay.komi_curve_fit_within(komi[one], score[one], cells[one])
+        beta, se, games, used = selfplay_stats.komi_curve_fit_within(komi[one], score[one], cells[one])
     else:
         beta, se, games, used = nan, nan, 0, 0
     row.update(within_net_beta=beta, within_net_beta_se=se, within_net_games=games,
@@ -620,13 +620,13 @@ def _sd(rows: list[dict], key: str) -> float:
 
 
 def pooled_fit(komis: list[dict], window: float | None = None) -> tuple[float, float, float]:
-    """:func:`saijax.learn.selfplay.komi_curve_fit` over pooled ``komi_results`` rows (within ``window`` of
+    """:func:`saijax.learn.selfplay_stats.komi_curve_fit` over pooled ``komi_results`` rows (within ``window`` of
     the fair komi when given): each komi's games enter with their mean score, which gives the same
     likelihood as the games one by one."""
     rows = [r for r in komis if window is None or abs(float(r["komi"]) - FAIR_KOMI) <= window]
     komi = np.repeat([float(r["komi"]) for r in rows], [int(r["games"]) for r in rows])
     score = np.repeat([float(r["black_rate"]) for r in rows], [int(r["games"]) for r in rows])
-    return selfplay.komi_curve_fit(komi, score)
+    return selfplay_stats.komi_curve_fit(komi, score)
 
 
 def arm_row(
@@ -647,7 +647,7 @@ def arm_row(
     generations = len(curve)
     evaluations = float(final["evaluations_m"])
     pooled_alpha, pooled_beta, pooled_se = pooled_fit(komis)
-    _, pooled_local, pooled_local_se = pooled_fit(komis, selfplay.LOCAL_KOMI_WINDOW)
+    _, pooled_local, pooled_local_se = pooled_fit(komis, selfplay_stats.LOCAL_KOMI_WINDOW)
     return {
         "arm": name,
         "generations": generations,

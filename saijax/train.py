@@ -5,10 +5,7 @@ checkpoint in ``--workdir`` (the flags, several hosts and the final report
 are :mod:`saijax.cli.train`'s; the run itself is :mod:`saijax.learn.pipeline`).
 """
 
-from saijax import _moved
 from saijax.cli.train import run
-
-__getattr__ = _moved.forward(__name__, {"main": "saijax.cli.train", "_final_report": "saijax.cli.train"})
 
 if __name__ == "__main__":
     run()

@@ -15,9 +15,6 @@ import ast
 import os
 import subprocess
 import sys
-import warnings
-
-import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "saijax")
@@ -32,7 +29,7 @@ ENTRY_POINTS = {
     "saijax.zoo.__main__",
 }
 # What may sit at the top of saijax/ besides the layers.
-TOP = {"saijax", "saijax._moved"} | {m for m in ENTRY_POINTS if m.count(".") == 1}
+TOP = {"saijax"} | {m for m in ENTRY_POINTS if m.count(".") == 1}
 
 
 def _modules() -> dict[str, str]:
@@ -104,8 +101,9 @@ def test_entry_points_are_thin():
     for name in ENTRY_POINTS:
         with open(MODULES[name]) as f:
             tree = ast.parse(f.read())
-        defs = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name != "__getattr__"]
-        assert not defs, f"{name} is an entry point and should only call cli/, but defines {defs}"
+        defs = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+        assigned = [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
+        assert not defs + assigned, f"{name} is an entry point and should only call cli/, but defines {defs + assigned}"
         assert any(_layer(d) == "cli" for d in _imports(name)), f"{name} does not call cli/"
 
 
@@ -133,25 +131,68 @@ def test_the_main_job_loads_no_gtp_module():
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
-def test_old_import_paths_still_work_and_name_the_new_one():
-    from saijax import _moved
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of ``graph`` (module -> the modules it imports): its
+    strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
 
-    for old, new in sorted(_moved.MOVED.items()):
-        sys.modules.pop(old, None)  # an earlier test's old import: import it afresh
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            module = __import__(old, fromlist=["_"])
-        assert module.__name__ == new, old
-        assert any(new in str(w.message) for w in caught), f"import {old} gives no warning naming {new}"
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for dep in sorted(graph[node]):
+            if dep not in index:
+                visit(dep)
+                low[node] = min(low[node], low[dep])
+            elif dep in on_stack:
+                low[node] = min(low[node], index[dep])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return found
 
 
-@pytest.mark.parametrize("old", ["saijax.go", "saijax.pipeline"])
-def test_old_from_import_is_the_same_module(old):
-    import importlib
+def test_no_import_cycle_among_saijax_modules():
+    """Every import counts, the ones inside functions and under TYPE_CHECKING
+    too: a module that needs a name of another never lends it back."""
+    cycles = _cycles({name: _imports(name) for name in MODULES})
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
 
-    from saijax import _moved
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        module = importlib.import_module(old)
-    assert module is importlib.import_module(_moved.MOVED[old])
+def test_the_cycle_finder_finds_each_cycle_and_only_those():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "e"}, "e": {"d"}, "f": {"a"}}
+    assert sorted(_cycles(graph)) == [["a", "b", "c"], ["d", "e"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_import_saijax_installs_no_import_hook():
+    """``import saijax`` leaves the import system as it was: no finder on
+    ``sys.meta_path``, no path hook; a command's module adds none of saijax's
+    (absl adds its own); and a module has only its own name (the flat
+    ``saijax.go`` of before the layers is not ``saijax.core.go``)."""
+    code = (
+        "import sys\n"
+        "before = (list(sys.meta_path), list(sys.path_hooks))\n"
+        "import saijax\n"
+        "assert (list(sys.meta_path), list(sys.path_hooks)) == before, (sys.meta_path, sys.path_hooks)\n"
+        "import saijax.cli.train, saijax.train\n"
+        "ours = [f for f in sys.meta_path + sys.path_hooks if getattr(f, '__module__', '').startswith('saijax')]\n"
+        "assert not ours, ours\n"
+        "try:\n"
+        "    import saijax.go\n"
+        "except ModuleNotFoundError:\n"
+        "    print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr

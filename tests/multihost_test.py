@@ -262,6 +262,17 @@ def test_bad_distributed_flags_are_one_line_errors_naming_the_flag(flags, named)
     assert "Traceback" not in result.stderr
 
 
+def test_a_bad_config_field_fails_before_connecting():
+    """Process 1 of a pair whose coordinator never comes: the config's bad
+    field is the error, at once, not a wait for the other process."""
+    start = time.time()
+    result = _run_cli("--coordinator_address=localhost:1", "--num_processes=2", "--process_id=1", "--config.seed=-1")
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: seed") and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert time.time() - start < 120
+
+
 def test_single_process_helpers_are_the_identity():
     tree = {"w": jnp.arange(4.0)}
     mesh = distributed.local_mesh()

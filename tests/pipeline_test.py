@@ -335,6 +335,30 @@ def test_a_torn_metrics_line_is_dropped_with_a_warning_and_written_again(first_r
     assert sorted(common.read_metrics(work)) == [0, 1, 2]
 
 
+def test_a_kill_that_cut_only_the_final_newline_keeps_every_metrics_line(first_run, tmp_path):
+    """A kill that cut exactly the last byte of metrics.jsonl (two lines,
+    generations 0 and 1): the last line is whole but unterminated. The
+    resumed run gives it its newline, so generation 2's line is not appended
+    onto it, and all three generations' lines are there, the first two as
+    they were."""
+    work = str(tmp_path / "run")
+    shutil.copytree(first_run["snapshot"], work)
+    path = os.path.join(work, "metrics.jsonl")
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data.count(b"\n") == 2 and data.endswith(b"\n")
+    with open(path, "wb") as f:
+        f.write(data[:-1])
+    log = []
+    pipeline.train_and_evaluate(_tiny_config(generations=3), work, progress=False, log=log.append)
+    assert [line for line in log if "lacks its newline" in line and "generation 1's" in line], log
+    assert not [line for line in log if "is torn" in line], log
+    with open(path, "rb") as f:
+        after = f.read()
+    assert after.startswith(data) and after.endswith(b"\n")  # generations 0 and 1 byte for byte
+    assert [m["generation"] for m in _metrics(work)] == [0, 1, 2]
+
+
 def _run(command, **kwargs):
     return subprocess.run(
         command,

@@ -1,24 +1,26 @@
 """The golden self-play of tests/selfplay_loop_test.py: what a fixed-seed run writes.
 
-    python tests/selfplay_golden.py   # rewrites tests/data/selfplay_golden.json
+    python tests/selfplay_golden.py   # rewrites tests/data/selfplay_golden.json and _floats.npz
 
 A 5×5 run of configs/tiny.py with every record a row can carry (ownership
 and opponent-policy targets, resignations allowed in a quarter of the games,
 branches, blunders), 3 generations with games in flight across each
 boundary. The digest is of every replay array, every SGF file and the
 metrics that count games, so the test can say that a new self-play loop or
-collector leaves the training rows and finished games as they were. It was
-made from the loop of the commit before issue 34's (a Python loop per
-record, each chunk collected before the next was dispatched). Regenerate it
-only when self-play is meant to change (and say why in the commit).
+collector leaves the training rows and finished games as they were. Its
+games were made by the loop of the commit before issue 34's (a Python loop
+per record, each chunk collected before the next was dispatched). Regenerate
+it only when self-play is meant to change (and say why in the commit).
 
 What the games decide is compared byte for byte: the SGF files, every
 integer and boolean replay array (positions, moves, players, game ids,
-ownership), and the metrics that count. What the net computes is compared to
-:data:`FLOAT_RTOL`: XLA's CPU code differs between processors (AVX-512 or
-not), so a float32 search target can move in its last bits on another
-machine while every game stays the same. A float array is digested by its
-shape and three sums (:func:`float_sums`), not by its bytes.
+ownership), and the metrics that count. What the net computes is compared
+element by element to :data:`ARRAY_ATOL` and :data:`ARRAY_RTOL`: XLA's CPU
+code differs between processors (AVX-512 or not; on an AVX-512 EPYC the
+policy targets moved by about 1e-6 with every game the same), so a float32
+search target can move in its last bits on another machine. The float
+arrays' values are in :data:`GOLDEN_FLOATS` (``<replay file>:<array>``
+keys), their dtype and shape in the JSON.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "data", "selfplay_golden.json")
+GOLDEN_FLOATS = os.path.join(HERE, "data", "selfplay_golden_floats.npz")
 TINY = os.path.join(os.path.dirname(HERE), "configs", "tiny.py")
 
 # metrics.jsonl fields that the finished games and rows decide.
@@ -90,30 +93,47 @@ def _round(value):
     return value
 
 
-# Relative tolerance (and its absolute floor) for what the net computes: policy targets, resigned
-# games' score estimates, and the metrics read from the net's outputs. Float32 noise between CPUs is
-# about 1e-6 relative; a changed game moves these sums by far more.
+# Tolerances for what the net computes. FLOAT_RTOL (with its floor FLOAT_ATOL): the metrics read
+# from the net's outputs. ARRAY_ATOL and ARRAY_RTOL: each element of a float replay array (policy
+# and opponent-policy targets, resigned games' score estimates). Float32 noise between CPUs is about
+# 1e-6; a changed search moves a target by far more.
 FLOAT_RTOL = 1e-4
 FLOAT_ATOL = 1e-6
-
-
-def float_sums(array: np.ndarray) -> list[float]:
-    """A float array's sum, absolute sum and position-weighted sum (weights 1..7 cycling), in float64."""
-    x = np.asarray(array, np.float64).ravel()
-    weights = np.arange(x.size) % 7 + 1
-    return [_round(float(v)) for v in (x.sum(), np.abs(x).sum(), (x * weights).sum())]
+ARRAY_ATOL = 1e-4
+ARRAY_RTOL = 1e-4
 
 
 def array_digest(array: np.ndarray):
+    """An integer or boolean array's hash, dtype and shape; a float array's dtype, shape and values."""
     if np.issubdtype(array.dtype, np.floating):
-        return {"dtype": str(array.dtype), "shape": list(array.shape), "sums": float_sums(array)}
+        return {"dtype": str(array.dtype), "shape": list(array.shape), "values": np.asarray(array)}
     return (
         hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()[:16] + f" {array.dtype} {list(array.shape)}"
     )
 
 
+def _array_mismatch(got, want: np.ndarray, where: str) -> list[str]:
+    got = np.asarray(got)
+    if got.shape != want.shape:
+        return [f"{where}: shape {list(got.shape)}, expected {list(want.shape)}"]
+    close = np.isclose(got, want, rtol=ARRAY_RTOL, atol=ARRAY_ATOL, equal_nan=True)
+    if close.all():
+        return []
+    bad = np.argwhere(~close)
+    first = tuple(int(i) for i in bad[0])
+    worst = float(np.nanmax(np.abs(got.astype(np.float64) - want.astype(np.float64))[~close]))
+    return [
+        f"{where}: {len(bad)} of {want.size} elements differ beyond atol {ARRAY_ATOL:g} + rtol {ARRAY_RTOL:g} "
+        f"(the first at {list(first)}: {got[first]!r}, expected {want[first]!r}; the largest by {worst:.3g})"
+    ]
+
+
 def mismatches(got, want, where: str = "") -> list[str]:
-    """Where ``got`` differs from the digest ``want``: floats beyond FLOAT_RTOL, anything else at all."""
+    """Where ``got`` differs from the digest ``want``: float arrays element by
+    element beyond ARRAY_ATOL + ARRAY_RTOL, float metrics beyond FLOAT_RTOL,
+    anything else at all."""
+    if isinstance(want, np.ndarray):
+        return _array_mismatch(got, want, where)
     if isinstance(want, dict) and isinstance(got, dict):
         out = [f"{where}/{k}: missing" for k in sorted(set(want) - set(got))]
         out += [f"{where}/{k}: unexpected" for k in sorted(set(got) - set(want))]
@@ -132,8 +152,42 @@ def mismatches(got, want, where: str = "") -> list[str]:
     return [f"{where}: {got!r}, expected {want!r}"]
 
 
+def save(result: dict, path: str = GOLDEN, floats_path: str = GOLDEN_FLOATS) -> None:
+    """Writes a digest: the float arrays' values to ``floats_path``, the rest to ``path`` (JSON)."""
+    values, replay = {}, {}
+    for file, arrays in result["replay"].items():
+        replay[file] = {}
+        for name, entry in arrays.items():
+            if isinstance(entry, dict):
+                values[f"{file}:{name}"] = entry["values"]
+                entry = {k: v for k, v in entry.items() if k != "values"}
+            replay[file][name] = entry
+    with open(path, "w") as f:
+        json.dump({**result, "replay": replay}, f, indent=1, sort_keys=True)
+        f.write("\n")
+    np.savez_compressed(floats_path, **values)
+
+
+def load(path: str = GOLDEN, floats_path: str = GOLDEN_FLOATS) -> dict:
+    """The digest :func:`save` wrote, the float arrays' values back in it."""
+    with open(path) as f:
+        result = json.load(f)
+    with np.load(floats_path) as values:
+        keys = set(values.files)
+        for file, arrays in result["replay"].items():
+            for name, entry in arrays.items():
+                if isinstance(entry, dict):
+                    entry["values"] = values[f"{file}:{name}"]
+                    keys.discard(f"{file}:{name}")
+                    if list(entry["values"].shape) != entry["shape"] or str(entry["values"].dtype) != entry["dtype"]:
+                        raise ValueError(f"{floats_path}'s {file}:{name} is not the {entry['dtype']} {entry['shape']}")
+    if keys:
+        raise ValueError(f"{floats_path} has arrays that {path} does not list: {sorted(keys)}")
+    return result
+
+
 def digest(workdir: str) -> dict:
-    """Hashes of a run's integer rows and SGFs, sums of its float rows, and its game-counting metrics."""
+    """Hashes of a run's integer rows and SGFs, its float rows' values, and its game-counting metrics."""
     out = {"replay": {}, "sgf": {}, "metrics": []}
     for path in sorted(glob.glob(os.path.join(workdir, "replay", "gen_*.npz"))):
         with np.load(path) as data:
@@ -162,8 +216,6 @@ if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(HERE))
     with tempfile.TemporaryDirectory() as tmp:
         result = run(tmp)
-    with open(GOLDEN, "w") as f:
-        json.dump(result, f, indent=1, sort_keys=True)
-        f.write("\n")
-    print(f"wrote {GOLDEN}: {len(result['replay'])} replay files, {len(result['sgf'])} SGFs")
+    save(result)
+    print(f"wrote {GOLDEN} and {GOLDEN_FLOATS}: {len(result['replay'])} replay files, {len(result['sgf'])} SGFs")
     print(json.dumps(result["metrics"], indent=None)[:2000])

@@ -250,8 +250,7 @@ def test_collector_matches_the_old_one_record_by_record():
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="the golden digest was made on the CPU")
 @pytest.mark.parametrize("walk", ["auto", pytest.param("path", marks=pytest.mark.slow)])
 def test_pipeline_plays_and_records_the_golden_games(tmp_path, walk):
-    with open(selfplay_golden.GOLDEN) as f:
-        golden = json.load(f)
+    golden = selfplay_golden.load()
     got = selfplay_golden.run(str(tmp_path), walk)
     assert got["sgf"] == golden["sgf"]  # the games, byte for byte
     assert selfplay_golden.mismatches(got["replay"], golden["replay"], "replay") == []
@@ -261,15 +260,46 @@ def test_pipeline_plays_and_records_the_golden_games(tmp_path, walk):
 def test_golden_digest_tells_float_noise_from_a_changed_game():
     digest = selfplay_golden.array_digest
     policy = np.random.default_rng(0).dirichlet(np.ones(26), size=40).astype(np.float32)
-    want = json.loads(json.dumps({"policy": digest(policy), "moves": digest(np.arange(40, dtype=np.int32))}))
-    noisy = policy * (1 + 1e-6 * np.random.default_rng(1).standard_normal(policy.shape)).astype(np.float32)
-    same = {"policy": digest(noisy), "moves": digest(np.arange(40, dtype=np.int32))}
-    assert selfplay_golden.mismatches(same, want) == []
-    swapped = policy.copy()
-    swapped[[3, 4]] = swapped[[4, 3]]  # two rows in another order: same sums, not the same weighted sum
     moves = np.arange(40, dtype=np.int32)
-    moves[7] = 0
-    changed = {"policy": digest(swapped), "moves": digest(moves)}
-    assert [m.split(":")[0] for m in selfplay_golden.mismatches(changed, want)] == ["/moves", "/policy/sums[2]"]
+    want = {"policy": digest(policy), "moves": digest(moves)}
+    noisy = policy * (1 + 1e-6 * np.random.default_rng(1).standard_normal(policy.shape)).astype(np.float32)
+    assert selfplay_golden.mismatches({"policy": digest(noisy), "moves": digest(moves)}, want) == []
+    # Half of a row's first entry moved to its eighth: the row's sum, the absolute sum and the
+    # position-weighted sum (weights 1..7 cycling) that the digest once compared all stay as they were.
+    shifted = policy.copy()
+    moved = shifted[5, 0] / 2
+    shifted[5, 0] -= moved
+    shifted[5, 7] += moved
+    changed_moves = moves.copy()
+    changed_moves[7] = 0
+    for changed in ({"policy": digest(shifted), "moves": digest(moves)}, {"policy": digest(policy[::-1].copy())}):
+        found = selfplay_golden.mismatches({"moves": digest(moves), **changed}, want)
+        assert [m.split(":")[0] for m in found] == ["/policy/values"], found
+    assert "2 of 1040 elements differ" in selfplay_golden.mismatches(digest(shifted), want["policy"])[0]
+    found = selfplay_golden.mismatches({"policy": digest(policy), "moves": digest(changed_moves)}, want)
+    assert [m.split(":")[0] for m in found] == ["/moves"]
+    assert selfplay_golden.mismatches(digest(policy[:39]), want["policy"])[0].startswith("/shape")
     assert selfplay_golden.mismatches({"n": 3}, {"n": 3.0}) == []  # a float metric that came out whole
     assert selfplay_golden.mismatches({"n": 3.0}, {"n": 3}) != []  # a count must stay an int
+
+
+def test_golden_digest_saves_the_float_values_beside_the_json(tmp_path):
+    margin = np.array([0.5, np.nan, -3.25], np.float32)
+    result = {
+        "replay": {"gen_000000.npz": {"margin": selfplay_golden.array_digest(margin), "moves": "abc int32 [3]"}},
+        "sgf": {},
+        "metrics": [{"generation": 0, "games": 3}],
+    }
+    path, floats = str(tmp_path / "golden.json"), str(tmp_path / "golden_floats.npz")
+    selfplay_golden.save(result, path, floats)
+    with open(path) as f:
+        assert json.load(f)["replay"]["gen_000000.npz"]["margin"] == {"dtype": "float32", "shape": [3]}
+    loaded = selfplay_golden.load(path, floats)
+    assert selfplay_golden.mismatches(result, loaded) == []  # NaN equals NaN
+    np.testing.assert_array_equal(loaded["replay"]["gen_000000.npz"]["margin"]["values"], margin)
+
+
+def test_the_shipped_golden_digest_loads_with_every_float_array():
+    golden = selfplay_golden.load()
+    entries = [e for arrays in golden["replay"].values() for e in arrays.values() if isinstance(e, dict)]
+    assert len(entries) == 3 * 5 and all(e["values"].size for e in entries)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from saijax.core import go, search
-from saijax.learn import pipeline, selfplay
+from saijax.learn import pipeline, selfplay, selfplay_stats
 
 R5 = go.GoRules(5)
 R9 = go.GoRules(9)
@@ -115,12 +115,12 @@ def test_pass_stats_count_pass_ended_games_and_first_passes():
         _game([p, 3, p, p]),  # ended by passes, first pass at move 0
         _game([p, p], is_branch=True, start_move=30),  # a branch: not counted
     ]
-    stats = selfplay.pass_stats(games)
+    stats = selfplay_stats.pass_stats(games)
     assert stats["pass_ended_games"] == pytest.approx(2 / 3)
     assert stats["first_pass_move"] == pytest.approx(0.5)
     assert stats["median_game_length"] == 4.0
     assert stats["opening_pass_share"] == pytest.approx(1 / 3)  # the third game; not the branch
-    assert set(stats) <= set(selfplay.generation_stats(games, 0.0, 0.1))
+    assert set(stats) <= set(selfplay_stats.generation_stats(games, 0.0, 0.1))
 
 
 def test_the_run_warns_when_games_collapse():

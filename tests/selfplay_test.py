@@ -22,7 +22,7 @@ import pytest
 from conftest import TESTS, empty_step_fields
 
 from saijax.core import features, go, search
-from saijax.learn import replay, selfplay
+from saijax.learn import replay, selfplay, selfplay_stats
 
 RULES = go.GoRules(5, max_moves=16)
 BATCH = 8  # divisible by the 8 fake devices of the sharding test
@@ -416,7 +416,7 @@ def test_resignation_accounting(played):
     assert all(not g.resigned for g in no_resign)
     assert any(g.would_resign != 0 for g in no_resign)
     assert all(g.would_resign == 0 for g in games if g.may_resign)
-    stats = selfplay.generation_stats(games, ALPHA_EMPTY, BETA_EMPTY)
+    stats = selfplay_stats.generation_stats(games, ALPHA_EMPTY, BETA_EMPTY)
     wished = [g for g in no_resign if g.would_resign != 0]
     false = [g for g in wished if g.winner == g.would_resign]
     assert stats["resignations"] == len(resigned)
@@ -518,7 +518,7 @@ def test_collector_draw_at_integer_komi_gives_half_to_both_players():
     np.testing.assert_array_equal(rows.margin, [0.0] * 4)
     assert rows.is_branch.all()
     assert games[0].start_move == 6 and games[0].length == 10
-    stats = selfplay.generation_stats(games, 0.0, 1.0)
+    stats = selfplay_stats.generation_stats(games, 0.0, 1.0)
     assert stats["draws"] == 1 and stats["branch_games"] == 1
 
 
@@ -551,7 +551,7 @@ def test_generation_stats_counts_false_resignations():
         _finished(4, winner=-1, may_resign=True, resigned=True, length=10),
         _finished(5, winner=0, is_branch=True, komi=1.0, length=12),
     ]
-    stats = selfplay.generation_stats(games, 0.25, 0.5)
+    stats = selfplay_stats.generation_stats(games, 0.25, 0.5)
     assert stats["games"] == 6
     assert stats["complete_games"] == 5 and stats["branch_games"] == 1
     assert stats["resignations"] == 1
@@ -566,7 +566,7 @@ def test_generation_stats_counts_false_resignations():
     assert stats["komi_histogram"] == {"1.0": 1, "7.0": 5}
     assert stats["avg_komi"] == pytest.approx(36 / 6)
     assert (stats["alpha_empty"], stats["beta_empty"]) == (0.25, 0.5)
-    none = selfplay.generation_stats(games[4:], 0.0, 1.0)
+    none = selfplay_stats.generation_stats(games[4:], 0.0, 1.0)
     assert none["false_resignations"] == 0 and none["false_resignation_rate"] == 0.0
 
 
@@ -704,7 +704,7 @@ def test_score_estimate_statistics(played):
     assert counted and resigned
     assert all(g.score_errors == () for g in resigned)
     assert all(len(g.score_errors) == len(g.actions) for g in counted)
-    stats = selfplay.generation_stats(games, 0.0, 1.0)
+    stats = selfplay_stats.generation_stats(games, 0.0, 1.0)
     errors = [e for g in counted for e in g.score_errors]
     assert stats["score_error_positions"] == len(errors)
     assert stats["score_error"] == pytest.approx(np.mean(errors))
@@ -743,12 +743,12 @@ def test_late_score_stats_pick_the_last_quarter_and_sharp_positions():
         game([7.0, 7.0, 7.0, 1.0], [0.1, 0.1, 0.1, 6.0]),  # the last one
         game([], []),  # resigned: nothing counted
     ]
-    stats = selfplay.late_score_stats(games)
+    stats = selfplay_stats.late_score_stats(games)
     assert stats["score_error_late"] == pytest.approx((2.0 + 0.5 + 1.0) / 3)
     assert stats["beta_late"] == pytest.approx(6.0)
     assert stats["sharp_late_fraction"] == pytest.approx(2 / 3)
     assert stats["score_error_sharp_late"] == pytest.approx(0.75)
-    assert np.isnan(selfplay.late_score_stats([])["score_error_late"])
+    assert np.isnan(selfplay_stats.late_score_stats([])["score_error_late"])
 
 
 @pytest.mark.parametrize("noise_moves", [0, 3])

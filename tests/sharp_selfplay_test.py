@@ -13,7 +13,7 @@ diagnostics that say whether the value's targets are sharp.
   Poisson-drawn allowance a game, after which random moves are drawn among
   the non-blunders only).
 * ``komi_curve_fit`` / ``komi_curve_stats``, ``opening_stats`` and
-  ``resigned_row_share`` in :func:`selfplay.generation_stats`.
+  ``resigned_row_share`` in :func:`selfplay_stats.generation_stats`.
 """
 
 import collections
@@ -28,7 +28,7 @@ import pytest
 
 from saijax.core import go, search
 from saijax.learn import config as config_lib
-from saijax.learn import pipeline, selfplay
+from saijax.learn import pipeline, selfplay, selfplay_stats
 
 TINY = pathlib.Path(__file__).resolve().parents[1] / "configs" / "tiny.py"
 
@@ -288,22 +288,22 @@ def test_komi_curve_fit_recovers_a_known_curve():
     alpha, beta = 9.0, 1.5
     komi = np.round(rng.normal(8.0, 3.0, 20_000) * 2) / 2
     wins = (rng.random(komi.size) < 1 / (1 + np.exp(-beta * (alpha - komi)))).astype(float)
-    a, b, se = selfplay.komi_curve_fit(komi, wins)
+    a, b, se = selfplay_stats.komi_curve_fit(komi, wins)
     assert abs(a - alpha) < 0.1 and abs(b - beta) < 4 * se and 0 < se < 0.1
     # A flat curve: β near 0 and the ridge keeps α finite or NaN, never an error.
     flat = (rng.random(komi.size) < 0.5).astype(float)
-    _, b_flat, se_flat = selfplay.komi_curve_fit(komi, flat)
+    _, b_flat, se_flat = selfplay_stats.komi_curve_fit(komi, flat)
     assert abs(b_flat) < 4 * se_flat
     # Draws count half: a sample of draws only is fitted as a coin at every komi.
-    _, b_draws, _ = selfplay.komi_curve_fit(komi[:100], np.full(100, 0.5))
+    _, b_draws, _ = selfplay_stats.komi_curve_fit(komi[:100], np.full(100, 0.5))
     assert abs(b_draws) < 1e-6
     # Separable data (Black wins exactly below 9): a large finite β at α = 9.
     sep = (komi < 9).astype(float)
-    a_sep, b_sep, _ = selfplay.komi_curve_fit(komi, sep)
+    a_sep, b_sep, _ = selfplay_stats.komi_curve_fit(komi, sep)
     assert np.isfinite(b_sep) and b_sep > 5 and abs(a_sep - 9.0) < 0.3
     # One komi (a fixed-komi run) or too few games: not identified.
-    assert all(np.isnan(selfplay.komi_curve_fit(np.full(50, 9.5), wins[:50])))
-    assert all(np.isnan(selfplay.komi_curve_fit(komi[:5], wins[:5])))
+    assert all(np.isnan(selfplay_stats.komi_curve_fit(np.full(50, 9.5), wins[:50])))
+    assert all(np.isnan(selfplay_stats.komi_curve_fit(komi[:5], wins[:5])))
 
 
 def test_komi_curve_fit_within_openings_separates_the_openings_spread_from_the_play():
@@ -315,22 +315,22 @@ def test_komi_curve_fit_within_openings_separates_the_openings_spread_from_the_p
     komi = np.round(rng.normal(9.0, 4.0, groups.size) * 2) / 2
     p = 1 / (1 + np.exp(-beta * (np.array([alphas[g] for g in groups]) - komi)))
     wins = (rng.random(komi.size) < p).astype(float)
-    b, se, games, used = selfplay.komi_curve_fit_within(komi, wins, groups)
+    b, se, games, used = selfplay_stats.komi_curve_fit_within(komi, wins, groups)
     assert (games, used) == (6000, 3) and abs(b - beta) < 4 * se and 0 < se < 0.2
-    _, pooled, _ = selfplay.komi_curve_fit(komi, wins)
+    _, pooled, _ = selfplay_stats.komi_curve_fit(komi, wins)
     assert pooled < 0.5 * beta  # the openings' spread flattens the pooled curve
     one = groups == "b"
-    b1, se1, _, _ = selfplay.komi_curve_fit_within(komi[one], wins[one], groups[one])
-    _, b1_pooled, _ = selfplay.komi_curve_fit(komi[one], wins[one])
+    b1, se1, _, _ = selfplay_stats.komi_curve_fit_within(komi[one], wins[one], groups[one])
+    _, b1_pooled, _ = selfplay_stats.komi_curve_fit(komi[one], wins[one])
     assert b1 == pytest.approx(b1_pooled, rel=1e-2) and se1 > 0
     # Small openings and one-komi openings leave the fit; too few games is NaN, not an error.
     labels = np.where(np.arange(komi.size) < 5, "tiny", groups)
     fixed = np.where(labels == "c", 9.5, komi)
-    _, _, games, used = selfplay.komi_curve_fit_within(fixed, wins, labels)
+    _, _, games, used = selfplay_stats.komi_curve_fit_within(fixed, wins, labels)
     assert used == 2 and games == int(np.isin(labels, ["a", "b"]).sum())
-    assert np.isnan(selfplay.komi_curve_fit_within(komi[:5], wins[:5], groups[:5])[0])
+    assert np.isnan(selfplay_stats.komi_curve_fit_within(komi[:5], wins[:5], groups[:5])[0])
     with pytest.raises(ValueError, match="differ in length"):
-        selfplay.komi_curve_fit_within(komi, wins, groups[:10])
+        selfplay_stats.komi_curve_fit_within(komi, wins, groups[:10])
 
 
 def _game(gid, first, *, winner=1, komi=9.5, is_branch=False, resigned=False, rows=10):
@@ -349,7 +349,7 @@ def test_generation_stats_report_the_opening_and_resigned_rows():
     games = [_game(i, d4, rows=10) for i in range(6)]
     games += [_game(6, c3, resigned=True, rows=30), _game(7, c3, rows=10)]
     games += [_game(8, 0, is_branch=True, resigned=True, rows=40)]  # a branch: not an opening
-    stats = selfplay.generation_stats(games, 9.0, 1.0)
+    stats = selfplay_stats.generation_stats(games, 9.0, 1.0)
     assert stats["first_move_shares"] == {"D4": 0.75, "C3": 0.25}
     assert stats["first_move_top"] == "D4" and stats["first_move_top_share"] == 0.75
     assert stats["first_move_centre_share"] == 0.75
@@ -365,7 +365,7 @@ def test_generation_stats_fit_the_datas_komi_curve():
     black = rng.random(600) < 1 / (1 + np.exp(-2.0 * (9.0 - komi)))
     games = [_game(i, 24, komi=float(k), winner=1 if b else -1) for i, (k, b) in enumerate(zip(komi, black))]
     games.append(_game(999, 24, komi=-40.0, winner=-1, is_branch=True))  # branches' komi are their positions'
-    stats = selfplay.generation_stats(games, 9.0, 2.0)
+    stats = selfplay_stats.generation_stats(games, 9.0, 2.0)
     assert abs(stats["data_alpha"] - 9.0) < 0.5
     assert abs(stats["data_beta"] - 2.0) < 4 * stats["data_beta_se"]
     assert stats["komi_sd"] == pytest.approx(komi.std())
@@ -408,10 +408,10 @@ def test_upsets_away_from_the_fair_komi_flatten_the_whole_range_but_not_the_loca
     p = 0.15 + 0.7 * sharp
     black = rng.random(komi.size) < p
     games = [_game(i, 24, komi=float(k), winner=1 if b else -1) for i, (k, b) in enumerate(zip(komi, black))]
-    stats = selfplay.generation_stats(games, 9.0, 0.3)
+    stats = selfplay_stats.generation_stats(games, 9.0, 0.3)
     assert stats["data_beta"] < 0.6
     assert stats["data_beta_local"] > 1.2 and abs(stats["data_alpha_local"] - 9.0) < 0.5
-    assert stats["local_games"] == int(np.sum(np.abs(komi - 9.0) <= selfplay.LOCAL_KOMI_WINDOW))
+    assert stats["local_games"] == int(np.sum(np.abs(komi - 9.0) <= selfplay_stats.LOCAL_KOMI_WINDOW))
 
 
 def test_the_kept_fit_is_over_the_games_whose_empty_board_is_trained_on():
@@ -427,7 +427,7 @@ def test_the_kept_fit_is_over_the_games_whose_empty_board_is_trained_on():
         for i, (k, b, u) in enumerate(zip(komi, black, upset))
     ]
     games.append(dataclasses.replace(_game(3000, 24, is_branch=True), blunder_move=2))  # counted in the share only
-    stats = selfplay.generation_stats(games, 9.0, 0.5)
+    stats = selfplay_stats.generation_stats(games, 9.0, 0.5)
     assert stats["kept_games"] == int((~upset).sum())
     assert stats["blunder_game_share"] == pytest.approx((upset.sum() + 1) / len(games))
     assert stats["data_beta"] < 1.0 and abs(stats["data_beta_kept"] - 3.0) < 4 * stats["data_beta_kept_se"]

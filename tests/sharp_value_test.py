@@ -12,7 +12,7 @@ from conftest import training_config
 
 from experiments import common, sharp_value
 from saijax.core import checkpoints, features, go, networks, sigmoid
-from saijax.learn import replay, selfplay, training
+from saijax.learn import replay, selfplay_stats, training
 
 
 def _workdir(tmp_path, name, generations, *, beta, data_beta, alpha=9.0, first="D4", start=0):
@@ -83,7 +83,7 @@ def test_arms_table_and_targets(tmp_path):
     komi = np.repeat([8.5, 9.0, 9.5], [100, 40, 100])
     score = np.concatenate([np.r_[np.ones(80), np.zeros(20)], np.r_[np.ones(20), np.zeros(20)],
                             np.r_[np.ones(20), np.zeros(80)]])  # fmt: skip
-    alpha, beta, _ = selfplay.komi_curve_fit(komi, score)
+    alpha, beta, _ = selfplay_stats.komi_curve_fit(komi, score)
     assert float(s["pooled_beta"]) == pytest.approx(beta, rel=1e-3) and float(s["pooled_alpha"]) == pytest.approx(alpha)
     assert float(s["pooled_beta_near_fair"]) == pytest.approx(beta, rel=1e-3)
     png = common.pyplot().imread(out / "sharp_value.png")
@@ -356,7 +356,7 @@ def test_games_grouped_by_their_opening_and_the_beta_within_them(tmp_path):
         cell[1] += y
     table = [{"plies": 4, "opening": o, "komi": k, "games": n, "black_score": y} for (o, k), (n, y) in pooled.items()]
     fit = sharp_value.within_fit(table)
-    beta, se, n, used = selfplay.komi_curve_fit_within(*map(np.array, zip(*[(k, y, o) for o, k, y in games])))
+    beta, se, n, used = selfplay_stats.komi_curve_fit_within(*map(np.array, zip(*[(k, y, o) for o, k, y in games])))
     assert fit["within_beta"] == pytest.approx(beta) and fit["within_beta_se"] == pytest.approx(se)
     assert (fit["within_games"], fit["within_openings"], fit["within_plies"]) == (600, 2, 4)
     assert math.isnan(sharp_value.within_fit([])["within_beta"])

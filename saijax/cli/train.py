@@ -10,6 +10,7 @@ Several hosts run the same command, on a workdir they all see, plus
 or Open MPI, ``--multihost`` alone lets JAX find them (``saijax.learn.distributed``).
 """
 
+import functools
 import os
 
 import jax
@@ -102,11 +103,10 @@ def main(argv):
     if _MULTIHOST.value or any(v is not None for v in distributed_flags):
         with config.unlocked():
             config.multihost = True
+    # The pipeline validates the config, every field before connecting with these flags.
+    connect = functools.partial(distributed.initialize, *distributed_flags, heartbeat_timeout=_HEARTBEAT.value)
     try:
-        if config.multihost:
-            config_lib.validate(config, device_count=1)  # a bad field fails before connecting
-            distributed.initialize(*distributed_flags, heartbeat_timeout=_HEARTBEAT.value)
-        summary = pipeline.train_and_evaluate(config, _WORKDIR.value, progress=_PROGRESS.value)
+        summary = pipeline.train_and_evaluate(config, _WORKDIR.value, progress=_PROGRESS.value, connect=connect)
     except ValueError as e:  # bad config or flag, corrupt checkpoint: one clear line
         common.exit_with_error(f"error: {e}")
     except jax.errors.JaxRuntimeError as e:

@@ -20,11 +20,8 @@ The package's layers import downward only:
 Its command line, ``python -m saijax.gtp``, is :func:`saijax.cli.gtp.main`.
 """
 
-from saijax import _moved
 from saijax.gtp.analysis import Analysis
 from saijax.gtp.engine import GtpEngine
 from saijax.gtp.server import serve
 
 __all__ = ["GtpEngine", "Analysis", "serve"]
-
-__getattr__ = _moved.forward(__name__, {"main": "saijax.cli.gtp"})

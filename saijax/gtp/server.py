@@ -15,12 +15,9 @@ from __future__ import annotations
 import queue
 import threading
 
-from saijax import _moved
 from saijax.gtp.engine import GtpEngine
 
 __all__ = ["serve"]
-
-__getattr__ = _moved.forward(__name__, {"main": "saijax.cli.gtp"})
 
 
 def serve(engine: GtpEngine, stdin, stdout) -> None:

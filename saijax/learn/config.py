@@ -4,8 +4,11 @@ A run is described by one `ml_collections.ConfigDict`, whose fields are
 documented in `configs/default.py`. This module
 
 * validates a config before anything is compiled (`validate`), raising one
-  `ValueError` whose message names the bad field and its value;
-* reads the generation-keyed schedules (`schedule_value`, `num_simulations`,
+  `ValueError` whose message names the bad field and its value; a run of
+  several processes checks every field before it connects and the batches
+  against all processes' devices after (`validate_sharding`);
+* reads the generation-keyed schedules (`schedule_value`; the visits schedule
+  in one place, `visits_schedule`, which `num_simulations` reads;
   `network_shape`, `window_size`);
 * resolves the fields where 0 means "the paper's default for this board size"
   (`effective_max_moves`, `dirichlet_alpha`; `network.beta_scale` is resolved
@@ -57,6 +60,8 @@ __all__ = [
     "num_simulations",
     "schedule_value",
     "validate",
+    "validate_sharding",
+    "visits_schedule",
     "steps_per_call",
     "window_size",
 ]
@@ -154,6 +159,21 @@ def _divisible(config, name: str, device_count: int) -> None:
         )
 
 
+def validate_sharding(config: ml_collections.ConfigDict, device_count: int | None = None) -> None:
+    """Checks that a validated config's batches shard over ``device_count``
+    devices (None: `jax.device_count()`, every process's once connected).
+
+    Raises:
+        ValueError: naming the batch size and the device count.
+    """
+    _check_sharding(config, jax.device_count() if device_count is None else device_count)
+
+
+def _check_sharding(config, device_count: int) -> None:
+    _divisible(config, "selfplay.batch_size", device_count)
+    _divisible(config, "training.batch_size", device_count)
+
+
 def _schedule(config, name: str, width: int, *, allow_empty: bool, value_minimum: int = 1) -> list[list[int]]:
     """Checks a `[[generation, v1, ...], ...]` schedule of `width` ints."""
     value = _get(config, name)
@@ -190,7 +210,9 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     Args:
         config: the run config (see `configs/default.py` for the fields).
         device_count: devices the batches are sharded over; None means
-            `jax.device_count()`.
+            `jax.device_count()`. A run of several processes passes 1 before
+            it connects (every field but the batches' divisibility, which
+            needs all processes' devices) and calls `validate_sharding` after.
 
     Raises:
         ValueError: one message naming the bad field and its value.
@@ -256,7 +278,6 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
 
     # Self-play.
     _int(config, "selfplay.batch_size", 1)
-    _divisible(config, "selfplay.batch_size", device_count)
     _int(config, "selfplay.games_per_generation", 1)
     _int(config, "selfplay.chunk_moves", 1)
     komi_mode = _choice(config, "selfplay.komi_mode", KOMI_MODES)
@@ -325,7 +346,6 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     # Training.
     _int(config, "training.steps_per_generation", 1)
     _int(config, "training.batch_size", 1)
-    _divisible(config, "training.batch_size", device_count)
     _choice(config, "training.optimizer", OPTIMIZERS)
     if "growth" in config.training:  # older configs: retrain
         growth = _choice(config, "training.growth", GROWTHS)
@@ -383,6 +403,9 @@ def validate(config: ml_collections.ConfigDict, *, device_count: int | None = No
     init = _get(config, "init_checkpoint")
     if not isinstance(init, str):
         raise ValueError(f"init_checkpoint must be a path or 'zoo:<name>' (empty: random), got {init!r}")
+
+    # The batches, sharded across the devices.
+    _check_sharding(config, device_count)
 
 
 def _check_widening_schedule(config) -> None:
@@ -463,12 +486,19 @@ def schedule_value(schedule: Sequence[Sequence[int]], generation: int) -> Any:
     return tuple(chosen[1:])
 
 
-def num_simulations(config, generation: int) -> int:
-    """Search simulations at `generation` (schedules.visits, or the constant
-    search.num_simulations when that schedule is empty)."""
+def visits_schedule(config) -> tuple[tuple[int, int], ...]:
+    """The search's visits by generation, as `((generation, simulations), ...)`:
+    `schedules.visits`, or `((0, search.num_simulations),)` when that schedule
+    is empty. The one reader of those two fields for a run's searches
+    (`num_simulations`, `saijax.learn.run_setup.Schedules`)."""
     if config.schedules.visits:
-        return int(schedule_value(config.schedules.visits, generation))
-    return int(config.search.num_simulations)
+        return tuple((int(generation), int(simulations)) for generation, simulations in config.schedules.visits)
+    return ((0, int(config.search.num_simulations)),)
+
+
+def num_simulations(config, generation: int) -> int:
+    """Search simulations at `generation` (`visits_schedule`)."""
+    return schedule_value(visits_schedule(config), generation)
 
 
 def network_shape(config, generation: int) -> tuple[int, int]:

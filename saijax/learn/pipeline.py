@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -79,6 +80,7 @@ from saijax.learn.run_setup import search_config, selfplay_agent, selfplay_confi
 
 __all__ = [
     "train_and_evaluate",
+    "validate_and_connect",
     "play_chunks",
     "ChunkLoop",
     "selfplay_evaluations",
@@ -372,16 +374,45 @@ class _Run:
         return self.summary
 
 
+def validate_and_connect(config, connect: Callable[[], None] | None = None) -> None:
+    """Validates a run's config once, before anything compiles (`config_lib.validate`).
+
+    With ``config.multihost``, every field is checked before ``connect``
+    joins the other processes (so a bad field fails at once, not after the
+    wait for them), and the batches are checked against all processes'
+    devices after it (`config_lib.validate_sharding`). ``connect`` defaults
+    to `distributed.initialize`, which reads the processes from the
+    environment and does nothing when this process has already joined.
+
+    Raises:
+        ValueError: naming the bad field, or a bad flag of ``connect``'s.
+    """
+    if not config.multihost:
+        config_lib.validate(config)
+        return
+    config_lib.validate(config, device_count=1)  # every field but the batches' divisibility, before connecting
+    (distributed.initialize if connect is None else connect)()
+    config_lib.validate_sharding(config)
+
+
 def train_and_evaluate(
-    config, workdir: str, *, progress: bool = True, log=print, clock=time.time, started: float | None = None
+    config,
+    workdir: str,
+    *,
+    progress: bool = True,
+    log=print,
+    clock=time.time,
+    started: float | None = None,
+    connect: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Runs (or resumes) a whole training run. Returns a final summary dict.
 
-    With ``config.multihost``, joins the other processes first
-    (`distributed.initialize`, unless the caller already has, as
-    ``python -m saijax.train`` does with its flags); every process then
-    calls this with the same config and workdir, which must be on a file
-    system all of them see. Only process 0 logs and shows progress.
+    The config is validated first, once (:func:`validate_and_connect`). With
+    ``config.multihost``, ``connect`` then joins the other processes
+    (default `distributed.initialize`, which reads them from the
+    environment; ``python -m saijax.train`` passes it its flags); every process then calls this
+    with the same config and workdir, which must be on a file system all of
+    them see. Only process 0 logs and shows progress.
 
     With ``config.time_limit_minutes`` > 0 the run is one *leg*: after each
     generation it predicts the next one's wall time
@@ -398,10 +429,7 @@ def train_and_evaluate(
     metrics, the time limit (`legs.TimeLimit`).
     """
     started = process_start_time() if started is None else started
-    if config.multihost:
-        config_lib.validate(config, device_count=1)  # every field but the device count, before connecting
-        distributed.initialize()
-    config_lib.validate(config)
+    validate_and_connect(config, connect)
     primary = distributed.is_primary()
     if not primary:
         log, progress = (lambda *args, **kwargs: None), False

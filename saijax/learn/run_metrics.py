@@ -59,17 +59,22 @@ class MetricsWriter:
         file atomically, and warns through ``log`` with the generation each
         was for (read from its first characters when they hold it). The run
         then writes a dropped generation's line again from its checkpoint.
-        Returns the warnings."""
+
+        A kill that cut only the last line's newline leaves a whole line;
+        it is kept and given its newline (the file is rewritten the same
+        way), so that the next line is not appended onto it. Returns the
+        warnings."""
         if not os.path.exists(self.path):
             return []
         with open(self.path, encoding="utf-8", errors="replace") as f:
             lines = f.readlines()
         kept, warnings = [], []
+        unterminated = bool(lines) and not lines[-1].endswith("\n")  # the next write would join it
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                int(json.loads(line)["generation"])
+                generation = int(json.loads(line)["generation"])
             except (ValueError, KeyError, TypeError):
                 found = re.match(r'\s*\{\s*"generation"\s*:\s*(\d+)', line)
                 which = f"generation {found.group(1)}'s" if found else "an unreadable"
@@ -78,8 +83,14 @@ class MetricsWriter:
                     f"{which} metrics line ({len(line)} bytes); the checkpoint's copy is written again"
                 )
                 continue
-            kept.append(line if line.endswith("\n") else line + "\n")
-        if warnings:
+            if not line.endswith("\n"):  # the last line, whole but for its newline
+                warnings.append(
+                    f"warning: {self.path} line {number} lacks its newline (a kill while it was written): "
+                    f"kept generation {generation}'s line and added the newline"
+                )
+                line += "\n"
+            kept.append(line)
+        if warnings or unterminated:
             tmp = self.path + ".tmp"
             with open(tmp, "w", encoding="utf-8") as f:
                 f.writelines(kept)

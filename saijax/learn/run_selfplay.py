@@ -27,7 +27,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 from saijax.core import go, search, sgf
-from saijax.learn import distributed, replay, run_metrics, run_setup, selfplay, training
+from saijax.learn import distributed, replay, run_metrics, run_setup, selfplay, selfplay_stats, training
 
 __all__ = [
     "ChunkLoop",
@@ -301,7 +301,7 @@ class SelfPlay:
         if jax.process_count() > 1:
             rows, games, queue, per_process = _gather_selfplay(rows, games, queue)
             self.log(f"generation {gen}: self-play rows per process {per_process}, {rows.num_rows} in all")
-        stats = selfplay.generation_stats(games, alpha0, beta0)
+        stats = selfplay_stats.generation_stats(games, alpha0, beta0)
         stats.update(queue)
         stats["selfplay_evaluations"] = evaluations
         stats["selfplay_full_search_fraction"] = loop.full_moves / (loop.chunks * sp_cfg.chunk_moves)

@@ -57,10 +57,15 @@ __all__ = [
 
 
 def search_config(config, generation: int) -> search.SearchConfig:
-    """The static search settings of a generation (visits from the schedule)."""
+    """The static search settings of a generation (visits from the schedule,
+    ``config_lib.visits_schedule``)."""
+    return _search_config(config, config_lib.num_simulations(config, generation))
+
+
+def _search_config(config, simulations: int) -> search.SearchConfig:
     return dataclasses.replace(
         config_lib.from_section(search.SearchConfig, config.search),
-        num_simulations=config_lib.num_simulations(config, generation),
+        num_simulations=simulations,
         dirichlet_alpha=config_lib.dirichlet_alpha(config),
     )
 
@@ -104,7 +109,7 @@ class Schedules:
     @classmethod
     def from_config(cls, config) -> Schedules:
         return cls(
-            visits=_table(config.schedules.visits) or ((0, config_lib.num_simulations(config, 0)),),
+            visits=config_lib.visits_schedule(config),
             network=_table(config.schedules.network) or ((0, *config_lib.network_shape(config, 0)),),
             window=_table(config.schedules.window),
         )
@@ -208,6 +213,7 @@ class RunSettings:
 
     @classmethod
     def from_config(cls, config) -> RunSettings:
+        schedules = Schedules.from_config(config)  # the one read of the visits schedule
         return cls(
             board_size=int(config.board_size),
             generations=int(config.generations),
@@ -219,8 +225,8 @@ class RunSettings:
             network=training.network_spec(config, 0),
             init_checkpoint=str(config.init_checkpoint or ""),
             time_limit_minutes=float(config.get("time_limit_minutes", 0) or 0),
-            search=search_config(config, 0),
-            schedules=Schedules.from_config(config),
+            search=_search_config(config, schedules.simulations(0)),
+            schedules=schedules,
             selfplay=SelfPlaySettings.from_config(config),
             training=TrainSettings.from_config(config),
             gating=gating.GatingSettings.from_config(config),

@@ -5,7 +5,8 @@ moves; each move runs one batched search, picks moves, steps every board,
 queues branches, and refills finished slots on device. Nothing returns to the
 host inside a chunk. Between chunks the host (:class:`GameCollector`) joins
 the per-move records with the results of the games that finished, which
-gives training rows with their outcomes, and the statistics.
+gives training rows with their outcomes; the generation's statistics of
+the finished games are :mod:`saijax.learn.selfplay_stats`'s.
 
 Design choices (where docs/design.md leaves room):
 
@@ -73,18 +74,6 @@ from flax import struct
 from saijax.core import features as features_lib
 from saijax.core import go, search, sigmoid
 from saijax.learn import replay
-from saijax.learn.selfplay_stats import (  # noqa: F401  (re-exported: the generation's statistics)
-    KOMI_FIT_RIDGE,
-    LOCAL_KOMI_WINDOW,
-    SHARP_BETA,
-    generation_stats,
-    komi_curve_fit,
-    komi_curve_fit_within,
-    komi_curve_stats,
-    late_score_stats,
-    opening_stats,
-    pass_stats,
-)
 
 __all__ = [
     "SelfPlayConfig",
@@ -97,11 +86,6 @@ __all__ = [
     "fair_komi",
     "GameCollector",
     "FinishedGame",
-    "generation_stats",
-    "komi_curve_fit",
-    "komi_curve_fit_within",
-    "komi_curve_stats",
-    "opening_stats",
 ]
 
 

@@ -2,8 +2,10 @@
 results and lengths, resignations, the score estimate in late positions,
 passes, the data's own komi curve and how self-play opened.
 
-Pure host-side functions of :class:`saijax.learn.selfplay.FinishedGame` lists;
-:mod:`saijax.learn.selfplay` re-exports them.
+Pure host-side functions of :class:`saijax.learn.selfplay.FinishedGame` lists
+(``saijax.learn.run_selfplay`` calls :func:`generation_stats` on each
+generation's games); :mod:`saijax.learn.selfplay` does not import this module,
+so the two form no import cycle.
 """
 
 from __future__ import annotations

@@ -35,11 +35,10 @@ import jax
 import numpy as np
 from flax import serialization
 
-from saijax import _moved
 from saijax.core import checkpoints, go, networks, search
 from saijax.play import players
 
-__all__ = ["ZOO_DIR", "ZooEntry", "entries", "entry", "load", "export", "main"]
+__all__ = ["ZOO_DIR", "ZooEntry", "entries", "entry", "load", "export"]
 
 ZOO_DIR = os.path.dirname(os.path.abspath(__file__))
 _INDEX = "index.json"
@@ -302,6 +301,3 @@ def empty_board_sigmoid(player: players.Player) -> tuple[float, float]:
     state = jax.tree_util.tree_map(lambda x: x[None], go.init(rules, 0.0))
     _, alpha, beta = jax.jit(player.evaluator)(player.variables, state)
     return float(alpha[0]), float(beta[0])
-
-
-__getattr__ = _moved.forward(__name__, {"main": "saijax.cli.zoo"})
