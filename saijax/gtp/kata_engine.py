@@ -194,6 +194,7 @@ class AnalysisEngine:
         self._round_keys: list[np.ndarray] = []
         self._fns: dict[search.SearchConfig, Callable] = {}
         self._jobs: list[_Job] = []
+        self._replays: dict = {}  # replayed positions by start and moves (kata_query.parse_query)
         self._seq = 0
         self.positions_searched = 0  # position-rounds run, for the benchmark and the progress bar
 
@@ -244,7 +245,7 @@ class AnalysisEngine:
         Raises:
           QueryError: a field that cannot be used (nothing is queued).
         """
-        query = kata_query.parse_query(obj, rules=self.rules, defaults=self.defaults)
+        query = kata_query.parse_query(obj, rules=self.rules, defaults=self.defaults, cache=self._replays)
         settings = query.settings
         config, agent = self._search_setup(settings)
         rounds = max(1, math.ceil(settings.max_visits / config.num_simulations))
@@ -309,7 +310,8 @@ class AnalysisEngine:
             self.emit({**obj, "version": saijax.__version__, "git_hash": "<omitted>"})
             return
         if action == "clear_cache":
-            self.emit(dict(obj))  # saijax keeps no evaluation cache between searches: nothing to clear
+            self._replays.clear()  # saijax caches no evaluations; its one cache is the replayed positions
+            self.emit(dict(obj))
             return
         turns = obj.get("turnNumbers")
         if turns is not None and (not isinstance(turns, list) or not all(kata_query._is_int(t) for t in turns)):
@@ -343,12 +345,29 @@ class AnalysisEngine:
         return self._fns[config]
 
     def step(self) -> bool:
-        """Runs one round on a batch of pending positions; False when none is pending."""
+        """Runs one round on a batch of pending positions; False when none is pending.
+
+        A failure inside the round (a bug, or a library error) ends that
+        batch's positions with an error reply each; the engine goes on.
+        """
         active = sorted((j for j in self._jobs if not j.done), key=_Job.sort_key)
         if not active:
             return False
         config = active[0].config
         group = [j for j in active if j.config == config][: self.batch]
+        try:
+            self._round(config, group)
+        except Exception as e:  # pylint: disable=broad-except
+            for job in group:
+                if not job.done:
+                    job.done = True
+                    message = f"internal error at turn {job.turn.number}: {type(e).__name__}: {e}"
+                    self.emit({"error": message, "id": job.query_id})
+        self._jobs = [j for j in self._jobs if not j.done]
+        return True
+
+    def _round(self, config: search.SearchConfig, group: list[_Job]) -> None:
+        """One round of ``config``'s search on ``group``, and the replies it completes."""
         size = min(max(1 << (len(group) - 1).bit_length(), self.min_batch), self.batch)
         slots = group + [group[0]] * (size - len(group))
         states = jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *[j.state for j in slots])
@@ -375,8 +394,6 @@ class AnalysisEngine:
                 if now - (job.last_report or job.started) >= job.settings.report_every:
                     job.last_report = now
                     self.emit(self._reply(job, during=True))
-        self._jobs = [j for j in self._jobs if not j.done]
-        return True
 
     def run_pending(self) -> None:
         """Runs steps until no position is pending."""

@@ -424,19 +424,36 @@ def _restrict(rules: go.GoRules, value: list, field: str, colour: int) -> tuple[
     return mask, warnings
 
 
+_CACHE_LIMIT = 4096
+
+
+def _cached_prefix(cache: dict | None, start_key: tuple, moves: list) -> list[Position]:
+    """The positions of the longest replayed prefix of ``moves`` in ``cache`` ([] if none)."""
+    if not cache:
+        return []
+    for i in range(len(moves), 0, -1):
+        positions = cache.get((start_key, tuple(moves[:i])))
+        if positions is not None:
+            return list(positions)
+    return []
+
+
 def _max_visits(value, field: str) -> int:
     if not _is_int(value) or not 1 <= value <= MAX_QUERY_VISITS:
         raise QueryError(f"{field} must be an integer in 1..{MAX_QUERY_VISITS}, got {value!r}", field)
     return int(value)
 
 
-def parse_query(obj: dict, *, rules: go.GoRules, defaults: Settings) -> Query:
+def parse_query(obj: dict, *, rules: go.GoRules, defaults: Settings, cache: dict | None = None) -> Query:
     """Reads an analysis query (a JSON object with an ``id`` and no ``action``).
 
     Args:
       obj: the query.
       rules: the net's board (its size is the only one accepted).
       defaults: the engine's settings (its ``--visits``, report view, ...).
+      cache: positions of earlier queries' replays, by start position and
+        moves, reused and filled here (a client such as KaTrain sends the
+        whole game again with each new move); None: no reuse.
 
     Returns:
       The query's turns (positions replayed, legality checked), its settings
@@ -515,9 +532,12 @@ def parse_query(obj: dict, *, rules: go.GoRules, defaults: Settings) -> Query:
         warnings += more
 
     # Replay: positions[t] is the position before moves[t].
-    position = _start(rules, komi, black, white, first)
-    positions = [position]
-    for i, (colour, action) in enumerate(moves):
+    start_key = (komi, tuple(sorted(black)), tuple(sorted(white)), first)
+    positions = _cached_prefix(cache, start_key, moves)
+    if not positions:
+        positions = [_start(rules, komi, black, white, first)]
+    position = positions[-1]
+    for i, (colour, action) in enumerate(moves[len(positions) - 1 :], start=len(positions) - 1):
         position = to_move(rules, position, colour, komi)
         state = position.state
         label = f"{'B' if colour == 1 else 'W'} {go.to_gtp(rules, action)}"
@@ -531,6 +551,10 @@ def parse_query(obj: dict, *, rules: go.GoRules, defaults: Settings) -> Query:
             raise QueryError(f"Illegal move at turn {i}: {label}: {why}", "moves")
         position = dataclasses.replace(position, state=go.play(rules, state, action), moves=position.moves + (action,))
         positions.append(position)
+        if cache is not None:
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+            cache[(start_key, tuple(moves[: i + 1]))] = positions[: i + 2]
 
     turns = []
     seen = set()
