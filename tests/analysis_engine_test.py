@@ -54,8 +54,15 @@ class Replies:
 
 
 @pytest.fixture(scope="module")
-def engine(go5):
+def shared_engine(go5):
     return Replies(go5, batch=BATCH, min_batch=BATCH)
+
+
+@pytest.fixture
+def engine(shared_engine):
+    yield shared_engine
+    # A failed test must not leave a long search pending for the next one.
+    shared_engine.send({"id": "cleanup", "action": "terminate_all"})
 
 
 def query(**fields):
@@ -187,6 +194,7 @@ def test_bad_input_gets_one_reply_and_the_engine_goes_on(engine):
         ('{"id":"k","moves":[],"boardXSize":5,"boardYSize":5,"komi":NaN}', "komi", "finite"),
         ('{"id":"k2","moves":[],"boardXSize":5,"boardYSize":5,"komi":1e999}', "komi", "finite"),
         (json.dumps(query(id="k3", komi=6.3)), "komi", "6.3"),
+        (json.dumps(query(id="k4", komi=1e308)), "komi", "1e+308"),
         (json.dumps(query(id="r", rules="klingon")), "rules", "klingon"),
         (json.dumps(query(id="t", analyzeTurns=[5])), "analyzeTurns", "turn 5"),
         (json.dumps(query(id="a", avoidMoves=[{"player": "B", "moves": ["C3"]}])), "avoidMoves", "untilDepth"),

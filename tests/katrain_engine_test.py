@@ -71,7 +71,9 @@ def katrain():
 @pytest.fixture(scope="module")
 def engine(katrain):
     config = dict(katrain.config("engine"))
-    config.update(altcommand=altcommand(), max_visits=2 * VISITS, fast_visits=VISITS, allow_recovery=False)
+    # max_time generous: KaTrain's default 8 s would cut a search that includes the first compile.
+    config.update(altcommand=altcommand(), max_visits=2 * VISITS, fast_visits=VISITS, max_time=TIMEOUT)
+    config.update(allow_recovery=False)
     engine = KataGoEngine(katrain, config)
     yield engine
     engine.shutdown(finish=False)

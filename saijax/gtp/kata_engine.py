@@ -45,8 +45,8 @@ to 99%, in half points). Every value is from the view of
 ``reportAnalysisWinratesAs`` (``--report_as``, default BLACK as in KataGo's
 example config and as KaTrain asks), ownership included. ``ownership``
 (includeOwnership) is the net's at the root, N² values row-major from the
-top-left point; a move's ``ownership`` (includeMovesOwnership) the net's after
-that move; ``policy`` (includePolicy) the net's N² + 1 priors, −1 where
+top-left point; a move's ``ownership`` (includeMovesOwnership, in the final
+reply) the net's after that move; ``policy`` (includePolicy) the net's N² + 1 priors, −1 where
 illegal. Not reported, having no SAI meaning: ``scoreSelfplay``,
 ``utilityLcb``, ``thisHash``, ``symHash``, the ownership stdevs.
 
