@@ -33,9 +33,11 @@ Replies. ``moveInfos`` hold, per visited root move: ``move``, ``visits``,
 ``pvVisits`` and ``ownership``; with the numbers of ``kata-analyze``
 (:mod:`saijax.gtp.analysis`: winrate the λ/μ agent value, scoreLead α + k of
 the child, scoreStdev π/(√3 β) of the child's sigmoid, utility 2·winrate − 1).
-``rootInfo`` holds ``winrate``, ``scoreLead``, ``scoreStdev``, ``utility``,
-``lcb`` and ``visits`` (the moves' pooled visits and their visit-weighted
-means), ``currentPlayer``, ``rawWinrate`` and ``rawLead`` (the net at the root),
+``rootInfo`` holds ``winrate``, ``scoreLead``, ``utility`` and ``lcb`` (those
+of the top move, ``order`` 0: a Gumbel search spreads visits over weak
+candidates on purpose, so a visit-weighted mean would undervalue the
+position), ``scoreStdev`` (the root's sigmoid's), ``visits`` (all the moves'),
+``currentPlayer``, ``rawWinrate`` and ``rawLead`` (the net at the root),
 and SAI's own: ``saiAlpha`` and ``saiBeta`` (the root's sigmoid: the win
 probability at komi k is σ(β(α + k_s)), k_s the komi for the side whose view
 is reported: −komi for Black, +komi for White), ``saiFairKomi`` (the komi at
@@ -453,8 +455,11 @@ class AnalysisEngine:
                 # the child's view is its player's, the opponent of the root's player
                 info["ownership"] = [v if flip else -v for v in owned]
         visits = job.pool.visits
-        w_root = view_winrate(sum(st.winrate_sum for st in job.pool.stats.values()) / max(visits, 1))
-        lead_root = sign * sum(st.score_sum for st in job.pool.stats.values()) / max(visits, 1)
+        # The root's value is its top move's: the visits of a Gumbel search spread over bad
+        # candidates on purpose (sequential halving), so their mean would undervalue the position.
+        top = ranked[0][1]
+        w_root = view_winrate(top.winrate)
+        lead_root = sign * top.score_lead
         last = job.pool.last
         alpha = sign * last.alpha
         k_root = float(state.komi) * (1.0 if to_play == -1 else -1.0)  # the player to move's komi
@@ -463,7 +468,7 @@ class AnalysisEngine:
             "scoreLead": lead_root,
             "scoreStdev": score_stdev(last.beta),
             "utility": 2.0 * w_root - 1.0,
-            "lcb": lcb(w_root, visits),
+            "lcb": lcb(w_root, top.visits),
             "visits": visits,
             "currentPlayer": "B" if to_play == 1 else "W",
             "rawWinrate": view_winrate(last.winrate),
