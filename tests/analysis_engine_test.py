@@ -1,9 +1,9 @@
 """Tests for the KataGo-protocol analysis engine (saijax.gtp.kata_engine, kata_query, batch_analysis).
 
 Most checks run one in-process engine over the 5×5 zoo net ``go5`` (no
-ownership head), shared by the module so each batch size compiles once; the
-ownership fields use ``go7-sharp`` (which has the head); one check pipes bad
-and good lines through the real command line. The real-client tests with
+ownership head), shared by the module so its search compiles once; two slow
+checks compile their own: the ownership fields on ``go7-sharp`` (which has
+the head), and bad and good lines piped through the real command line. The real-client tests with
 KaTrain are in ``tests/katrain_engine_test.py``.
 """
 
@@ -360,7 +360,15 @@ def test_sgf_batch_analysis_writes_csv_and_annotated_sgf(engine, tmp_path):
     assert not (out / "broken.csv").exists()
 
 
-def test_command_line_pipe_bad_lines_and_end_of_input(tmp_path):
+def test_command_line_flags_that_cannot_be_used(tmp_path):
+    # One error line, exit code 2, before anything is loaded or compiled.
+    assert analysis_cli.main(["--sgf", str(tmp_path)]) == 2
+    assert analysis_cli.main(["--checkpoint=zoo:go5", "--sgf", str(tmp_path / "none"), "--out", str(tmp_path)]) == 2
+    assert analysis_cli.main(["--checkpoint=zoo:go5", "--max_visits=0"]) == 2
+
+
+@pytest.mark.slow  # a process of its own: loads the net and compiles its search again
+def test_command_line_pipe_bad_lines_and_end_of_input():
     lines = [
         "garbage",
         json.dumps(query(id="bad", moves=[["B", "C3"], ["W", "C3"]])),
@@ -385,11 +393,9 @@ def test_command_line_pipe_bad_lines_and_end_of_input(tmp_path):
     assert [r for r in replies if r.get("id") == "bad"][0]["field"] == "moves"
     assert sorted(r["turnNumber"] for r in replies if r.get("id") == "ok") == [0, 1]
     assert "saijax.analysis_engine: zoo entry go5" in proc.stderr
-    # Flags that cannot be used: one error line, exit code 2, nothing loaded.
-    assert analysis_cli.main(["--sgf", str(tmp_path)]) == 2
-    assert analysis_cli.main(["--checkpoint=zoo:go5", "--sgf", str(tmp_path / "none"), "--out", str(tmp_path)]) == 2
 
 
+@pytest.mark.slow  # compiles go7-sharp's search and its ownership head
 def test_ownership_fields_with_go7_sharp():
     player = player_cli.load_player("zoo:go7-sharp", board_size=None)
     kept = Replies(player, batch=4, min_batch=4)

@@ -78,8 +78,8 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
                 raise ValueError("--out needs --sgf")
             if args.max_visits is not None and not 1 <= args.max_visits <= kata_query.MAX_QUERY_VISITS:
                 raise ValueError(f"--max_visits must be in 1..{kata_query.MAX_QUERY_VISITS}, got {args.max_visits}")
-            gtp_engine = gtp_cli.build_engine(args)
             paths = batch_analysis.sgf_paths(args.sgf.split(",")) if args.sgf is not None else None
+            gtp_engine = gtp_cli.build_engine(args)
 
             def factory(emit):
                 return kata_engine.AnalysisEngine(
