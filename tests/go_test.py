@@ -339,6 +339,7 @@ def test_check_komi_is_the_one_komi_rule():
         (float("inf"), "inf"),
         (10_000.5, "10000.5"),
         (-20_000, "-20000"),
+        (1e308, "1e+308"),  # twice it is infinite: a ValueError, not round()'s OverflowError
     ]:
         with pytest.raises(ValueError, match="selfplay.komi must be a multiple of 0.5") as info:
             go.check_komi(bad, "selfplay.komi")

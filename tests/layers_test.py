@@ -25,6 +25,7 @@ ENTRY_POINTS = {
     "saijax.arena",
     "saijax.elo",
     "saijax.compact_leg",
+    "saijax.analysis_engine",
     "saijax.gtp.__main__",
     "saijax.zoo.__main__",
 }

@@ -24,14 +24,11 @@ from saijax.core import go
 from saijax.gtp import server
 from saijax.gtp.engine import GtpEngine
 
-__all__ = ["main"]
+__all__ = ["main", "add_net_flags", "build_engine"]
 
 
-def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m saijax.gtp",
-        description="GTP v2 engine for saijax networks (Sabaki, Lizzie, GoGui).",
-    )
+def add_net_flags(parser: argparse.ArgumentParser) -> None:
+    """The net's flags (``--player``/``--checkpoint``, ``--board_size``) and the player flags."""
     parser.add_argument(
         "--player",
         "--checkpoint",
@@ -46,6 +43,14 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="board size of a random net (default 9); with a checkpoint, must match it",
     )
     player_cli.add_player_flags(parser)
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m saijax.gtp",
+        description="GTP v2 engine for saijax networks (Sabaki, Lizzie, GoGui).",
+    )
+    add_net_flags(parser)
     engine = parser.add_argument_group("engine")
     engine.add_argument(
         "--resign_threshold",
@@ -57,6 +62,36 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     engine.add_argument("--seed", type=int, default=0, help="PRNG seed (random net and searches)")
     engine.add_argument("--verbose", action="store_true", help="one line per genmove on stderr")
     return parser.parse_args(argv)
+
+
+def build_engine(args: argparse.Namespace) -> GtpEngine:
+    """The GTP engine of parsed flags (:func:`add_net_flags`' and ``--seed``; ``--komi``,
+    ``--resign_threshold`` and ``--verbose`` where the namespace has them).
+
+    Raises:
+      ValueError, OSError: a flag that cannot be used (a bad checkpoint, ``--komi 6.3``, ...).
+    """
+    board_size = args.board_size or (9 if args.player in ("random", "uniform") else None)
+    komi = go.check_komi(getattr(args, "komi", 7.5), "--komi")
+    options = player_cli.options_from_args(args)
+    # The engine derives a controlled search from the plain one (and
+    # keeps the plain one for lz-setoption name control value off).
+    plain = dataclasses.replace(options, control="off", control_options=())
+    player = player_cli.load_player(args.player, board_size=board_size, options=plain, seed=args.seed)
+    player = player.replace(control=options.control_config())
+    return GtpEngine(
+        player,
+        visits=options.visits,
+        lambda_=options.lambda_,
+        mu=options.mu,
+        threshold=options.threshold,
+        resign_threshold=getattr(args, "resign_threshold", 0.05),
+        komi=komi,
+        seed=args.seed,
+        verbose=getattr(args, "verbose", False),
+        search_config=player.config,
+        gumbel_scale=options.gumbel_scale,
+    )
 
 
 def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> int:
@@ -71,31 +106,11 @@ def main(argv: Sequence[str] | None = None, *, exit_on_error: bool = False) -> i
     # Only GTP responses go to the real stdout; stray prints go to stderr.
     saved_stdout, sys.stdout = sys.stdout, sys.stderr
     try:
-        board_size = args.board_size or (9 if args.player in ("random", "uniform") else None)
         try:
-            komi = go.check_komi(args.komi, "--komi")
-            options = player_cli.options_from_args(args)
-            # The engine derives a controlled search from the plain one (and
-            # keeps the plain one for lz-setoption name control value off).
-            plain = dataclasses.replace(options, control="off", control_options=())
-            player = player_cli.load_player(args.player, board_size=board_size, options=plain, seed=args.seed)
-            player = player.replace(control=options.control_config())
-            engine = GtpEngine(
-                player,
-                visits=options.visits,
-                lambda_=options.lambda_,
-                mu=options.mu,
-                threshold=options.threshold,
-                resign_threshold=args.resign_threshold,
-                komi=komi,
-                seed=args.seed,
-                verbose=args.verbose,
-                search_config=player.config,
-                gumbel_scale=options.gumbel_scale,
-            )
+            engine = build_engine(args)
         except (ValueError, OSError) as e:
             return common.report_error(f"saijax.gtp: error: {e}", 2, exit_now=exit_on_error)
-        print(f"saijax.gtp: {player.description}", file=sys.stderr)
+        print(f"saijax.gtp: {engine.player.description}", file=sys.stderr)
         server.serve(engine, sys.stdin.buffer, gtp_out)
         return 0
     finally:

@@ -103,7 +103,8 @@ def check_komi(value, name: str = "komi") -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"{name} must be a number, got {value!r}")
     komi = float(value)
-    if not math.isfinite(komi) or komi * 2 != round(komi * 2) or abs(komi) > MAX_KOMI:
+    # The range first: round() of an infinite double (2 · 1e308) raises OverflowError.
+    if not math.isfinite(komi) or abs(komi) > MAX_KOMI or komi * 2 != round(komi * 2):
         raise ValueError(f"{name} must be a multiple of 0.5 from {-MAX_KOMI:g} to {MAX_KOMI:g}, got {komi!r}")
     return komi
 

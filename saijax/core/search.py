@@ -84,6 +84,7 @@ __all__ = [
     "Evaluator",
     "make_network_evaluator",
     "run_search",
+    "position_keys",
     "make_search_fn",
     "RootMove",
     "root_moves",
@@ -240,6 +241,7 @@ class SearchOutput:
     pv: chex.Array  # [B, pv_length] int32, most-visited line from the root; -1 pads
     best_value: chex.Array  # [B] max child_q over visited children (root_value if none): the resign test's input
     score_estimate: chex.Array  # [B] median root-player margin (α + k) over visited nodes
+    child_pv_visits: chex.Array | None = None  # [B, A, pv_length] int32, visits of each child_pv node; 0 pads
 
 
 # ---------------------------------------------------------------------------
@@ -417,29 +419,41 @@ def _with_pass_answer(qtransform, tree: mctx.Tree, node_index, *, bonus, pass_ac
 
 
 def _principal_variations(tree: mctx.Tree, start, length: int):
-    """int32[B, K, length]: the most-visited line below each start node; -1 pads.
+    """The most-visited line below each start node and the visits of its nodes.
 
     ``start`` is [B, K] node indices (-1: no node, an all -1 line). This is
     the one PV walk: the root's line and every root child's line use it.
+
+    Returns:
+      (int32[B, K, length] the moves, -1 pads; int32[B, K, length] the
+      visit count of the node each move leads to, 0 pads).
     """
     batch, k = start.shape
     if length == 0:
-        return jnp.full((batch, k, 0), -1, jnp.int32)
+        return jnp.full((batch, k, 0), -1, jnp.int32), jnp.zeros((batch, k, 0), jnp.int32)
     rows = jnp.arange(batch)[:, None]
 
     def body(i, carry):
-        node, alive, pv = carry
+        node, alive, pv, pv_visits = carry
         visits = tree.children_visits[rows, node]  # [B, K, A]
         action = jnp.argmax(visits, axis=-1).astype(jnp.int32)
-        alive = alive & (jnp.take_along_axis(visits, action[..., None], axis=-1)[..., 0] > 0)
+        count = jnp.take_along_axis(visits, action[..., None], axis=-1)[..., 0]
+        alive = alive & (count > 0)
         pv = pv.at[:, :, i].set(jnp.where(alive, action, -1))
+        pv_visits = pv_visits.at[:, :, i].set(jnp.where(alive, count, 0).astype(jnp.int32))
         child = tree.children_index[rows, node, action]
         node = jnp.where(alive, child, node)
-        return node, alive, pv
+        return node, alive, pv, pv_visits
 
     alive = start >= 0
-    init = (jnp.maximum(start, 0), alive, jnp.full((batch, k, length), -1, jnp.int32))
-    return jax.lax.fori_loop(0, length, body, init)[2]
+    init = (
+        jnp.maximum(start, 0),
+        alive,
+        jnp.full((batch, k, length), -1, jnp.int32),
+        jnp.zeros((batch, k, length), jnp.int32),
+    )
+    _, _, pv, pv_visits = jax.lax.fori_loop(0, length, body, init)
+    return pv, pv_visits
 
 
 def run_search(
@@ -501,6 +515,18 @@ def run_search(
         return_tree=return_tree,
         noise_scale=noise_scale,
     )
+
+
+def position_keys(keys, states: go.GoState):
+    """[B, 2] keys: game i's search key from ``keys[i]`` and its position, as :func:`run_search` derives it.
+
+    ``run_search`` given one key searches game i with the key derived from
+    that key and game i's position; a caller that batches positions searched
+    with different keys (the analysis engine's rounds) passes
+    ``position_keys(round_keys, states)`` and gets, for each game, the search
+    ``run_search(evaluator, params, round_keys[i], states[i:i+1])`` would do.
+    """
+    return jax.vmap(_position_key)(keys, states)
 
 
 def _position_key(key, state: go.GoState):
@@ -735,11 +761,12 @@ def _summarise(rules, config, tree, action, weights, legal, logits, alpha, beta,
         jnp.any(visited, axis=-1), jnp.nanmax(jnp.where(visited, child_q, -jnp.inf), axis=-1), root_value
     )
     root_node = jnp.full((visits.shape[0], 1), root_idx, jnp.int32)
-    pv = _principal_variations(tree, root_node, config.pv_length)[:, 0]
-    child_pv = _principal_variations(tree, child_idx, max(config.pv_length - 1, 0))
+    pv = _principal_variations(tree, root_node, config.pv_length)[0][:, 0]
+    child_pv, child_pv_visits = _principal_variations(tree, child_idx, max(config.pv_length - 1, 0))
     actions = jnp.broadcast_to(jnp.arange(visits.shape[1], dtype=jnp.int32)[None, :, None], child_idx.shape + (1,))
     child_pv = jnp.concatenate([jnp.where(child_idx[..., None] >= 0, actions, -1), child_pv], axis=-1)
     child_pv = child_pv[..., : config.pv_length]
+    child_pv_visits = jnp.concatenate([visits[..., None], child_pv_visits], axis=-1)[..., : config.pv_length]
 
     prior = jax.nn.softmax(_masked_logits(logits.astype(jnp.float32), legal), axis=-1)
     prior = jnp.where(legal, prior, 0.0)
@@ -762,6 +789,7 @@ def _summarise(rules, config, tree, action, weights, legal, logits, alpha, beta,
         pv=pv,
         best_value=best_value,
         score_estimate=score_estimate,
+        child_pv_visits=child_pv_visits,
     )
 
 
@@ -817,6 +845,8 @@ class RootMove:
       score_lead: the player to move's α + k from the child's evaluation.
       beta: the child's β (its score's standard deviation is π/(√3 β)).
       pv: the principal variation, starting with ``action``.
+      pv_visits: the visit count of each node of ``pv`` (its first entry is
+        ``visits``); empty when the output carries none.
     """
 
     action: int
@@ -826,6 +856,7 @@ class RootMove:
     score_lead: float
     beta: float
     pv: tuple[int, ...]
+    pv_visits: tuple[int, ...] = ()
 
 
 def root_moves(out: SearchOutput, game: int = 0) -> list[RootMove]:
@@ -847,18 +878,23 @@ def root_moves(out: SearchOutput, game: int = 0) -> list[RootMove]:
             )
         )
     )
+    pv_visits = None if out.child_pv_visits is None else np.asarray(jax.device_get(out.child_pv_visits[game]))
     visited = np.flatnonzero(visits > 0)
-    moves = [
-        RootMove(
-            action=int(a),
-            visits=int(visits[a]),
-            value=float(q[a]),
-            prior=float(prior[a]),
-            score_lead=float(lead[a]),
-            beta=float(beta[a]),
-            pv=tuple(int(m) for m in pvs[a] if m >= 0) or (int(a),),
+    moves = []
+    for a in visited:
+        pv = tuple(int(m) for m in pvs[a] if m >= 0)
+        counts = () if pv_visits is None or not pv else tuple(int(v) for v in pv_visits[a][: len(pv)])
+        moves.append(
+            RootMove(
+                action=int(a),
+                visits=int(visits[a]),
+                value=float(q[a]),
+                prior=float(prior[a]),
+                score_lead=float(lead[a]),
+                beta=float(beta[a]),
+                pv=pv or (int(a),),
+                pv_visits=counts or (int(visits[a]),),
+            )
         )
-        for a in visited
-    ]
     moves.sort(key=lambda m: (-m.visits, -m.value if math.isfinite(m.value) else math.inf, m.action))
     return moves

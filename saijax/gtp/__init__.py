@@ -18,6 +18,14 @@ The package's layers import downward only:
 * :mod:`saijax.gtp.server`: :func:`serve` (the stdin/stdout loop).
 
 Its command line, ``python -m saijax.gtp``, is :func:`saijax.cli.gtp.main`.
+
+KataGo's JSON analysis protocol (KaTrain), over the same player and search,
+is ``python -m saijax.analysis_engine`` (:func:`saijax.cli.analysis_engine.main`):
+
+* :mod:`saijax.gtp.kata_query`: one query read, its positions replayed;
+* :mod:`saijax.gtp.kata_engine`: :class:`~saijax.gtp.kata_engine.AnalysisEngine`,
+  all pending positions searched in lockstep batches, and its stdin/stdout loop;
+* :mod:`saijax.gtp.batch_analysis`: SGF files analysed into CSVs and annotated SGFs.
 """
 
 from saijax.gtp.analysis import Analysis

@@ -45,9 +45,22 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from saijax.core import go
+import jax
+import numpy as np
 
-__all__ = ["Analysis", "Position", "Round", "finite"]
+from saijax.core import go, search
+
+__all__ = [
+    "Analysis",
+    "Position",
+    "Round",
+    "RoundPool",
+    "MoveStats",
+    "finite",
+    "search_round",
+    "to_move",
+    "score_stdev",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +89,7 @@ class Round:
 
 
 @dataclasses.dataclass
-class _MoveStats:
+class MoveStats:
     """One root move's statistics pooled over analysis rounds."""
 
     visits: int = 0
@@ -85,16 +98,70 @@ class _MoveStats:
     stdev_sum: float = 0.0  # Σ visits · score stdev
     prior: float = 0.0
     pv: tuple[int, ...] = ()
-    pv_visits: int = -1  # visits of the move in the round its PV comes from
+    pv_visits: tuple[int, ...] = ()  # visits of each node of ``pv``, in the round it comes from
+    pv_round_visits: int = -1  # visits of the move in the round its PV comes from
+    chosen: int = 0  # rounds whose search chose this move
 
     @property
     def winrate(self) -> float:
         return self.winrate_sum / max(self.visits, 1)
 
     @property
+    def score_lead(self) -> float:
+        return self.score_sum / max(self.visits, 1)
+
+    @property
+    def score_stdev(self) -> float:
+        return self.stdev_sum / max(self.visits, 1)
+
+    @property
     def lcb(self) -> float:
         w = self.winrate
         return min(1.0, max(0.0, w - math.sqrt(max(w * (1.0 - w), 0.0) / max(self.visits, 1))))
+
+
+class RoundPool:
+    """Analysis rounds of one position pooled per root move (the module docstring's rules).
+
+    The GTP engine's streaming analysis and the analysis engine
+    (:mod:`saijax.gtp.kata_engine`) pool their rounds here, so the same
+    rounds give the same numbers in both.
+    """
+
+    def __init__(self):
+        self.stats: dict[int, MoveStats] = {}
+        self.rounds = 0
+        self.last: Round | None = None
+
+    def add(self, result: Round) -> None:
+        """Adds one round's moves."""
+        self.rounds += 1
+        self.last = result
+        for move in result.moves:
+            stats = self.stats.setdefault(move["move"], MoveStats())
+            stats.chosen += int(move["move"] == result.action)
+            n = move["visits"]
+            stats.visits += n
+            stats.winrate_sum += n * move["winrate"]
+            stats.score_sum += n * move["score_lead"]
+            stats.stdev_sum += n * score_stdev(move["beta"])
+            stats.prior = move["prior"]
+            if n >= stats.pv_round_visits:
+                stats.pv, stats.pv_round_visits = tuple(move["pv"]), n
+                stats.pv_visits = tuple(move.get("pv_visits", ()))
+
+    def ranked(self) -> list[tuple[int, MoveStats]]:
+        """The moves, most visits first; ties go to the higher winrate, then the move the
+        rounds' searches chose more often, then the higher prior, then the lower action."""
+        return sorted(
+            self.stats.items(),
+            key=lambda kv: (-kv[1].visits, -kv[1].winrate, -kv[1].chosen, -kv[1].prior, kv[0]),
+        )
+
+    @property
+    def visits(self) -> int:
+        """Visits of all root moves together."""
+        return sum(st.visits for st in self.stats.values())
 
 
 def finite(x: float, default: float = 0.0) -> float:
@@ -103,12 +170,69 @@ def finite(x: float, default: float = 0.0) -> float:
     return x if math.isfinite(x) else default
 
 
-def _score_stdev(beta: float) -> float:
-    """Standard deviation of the margin under the sigmoid σ(β(α + x)): π/(√3 β)."""
+def score_stdev(beta: float) -> float:
+    """Standard deviation of the margin under the sigmoid σ(β(α + x)): π/(√3 β) (0 if β ≤ 0)."""
     beta = float(beta)
     if not (math.isfinite(beta) and beta > 0):
         return 0.0
     return math.pi / (math.sqrt(3.0) * beta)
+
+
+def search_round(out: search.SearchOutput, game: int = 0) -> Round:
+    """Game ``game`` of a search's output as one analysis round (the search's own move)."""
+    moves = tuple(
+        {
+            "move": m.action,
+            "visits": m.visits,
+            "winrate": finite(m.value, 0.5),
+            "prior": finite(m.prior),
+            "score_lead": finite(m.score_lead),
+            "beta": finite(m.beta),
+            "pv": list(m.pv),
+            "pv_visits": list(m.pv_visits),
+        }
+        for m in search.root_moves(out, game)
+    )
+    action, best, winrate, alpha, beta, visits = jax.device_get(
+        (
+            out.action[game],
+            out.best_value[game],
+            out.root_winrate[game],
+            out.root_alpha[game],
+            out.root_beta[game],
+            out.visit_counts[game],
+        )
+    )
+    return Round(
+        action=int(action),
+        best_value=float(best),
+        winrate=float(winrate),
+        alpha=float(alpha),
+        beta=float(beta),
+        visits=int(np.sum(visits)),
+        moves=moves,
+    )
+
+
+def to_move(rules: go.GoRules, position: Position, colour: int, komi: float) -> Position:
+    """The position with ``colour`` to move (:mod:`saijax.gtp.engine`'s rule).
+
+    Already ``colour`` to move: unchanged. Else a pass by the player to move,
+    when that pass would not end the game (the last move was no pass, and the
+    move cap is not reached); else the board restarted as a setup position
+    with ``colour`` to move (forgetting the superko history and move count).
+    """
+    state = position.state
+    if int(state.to_play) == colour:
+        return position
+    if not bool(state.terminated) and int(state.passes) == 0 and int(state.move_count) + 1 < rules.max_moves:
+        passed = go.play(rules, state, rules.pass_action)
+        return dataclasses.replace(position, state=passed, moves=position.moves + (rules.pass_action,))
+    board = np.asarray(state.board)
+    black = tuple(int(p) for p in np.flatnonzero(board == 1))
+    white = tuple(int(p) for p in np.flatnonzero(board == -1))
+    fresh = go.setup(rules, komi, black=black, white=white, to_play=colour)
+    return Position(fresh, black, white, first_player=colour)
 
 
 class Analysis:
@@ -161,8 +285,7 @@ class Analysis:
         self._genmove_colour = genmove_colour
         self._ownership = ownership
         self._ownership_values: Any = None
-        self._stats: dict[int, _MoveStats] = {}
-        self._last_round: Round | None = None
+        self._pool = RoundPool()
         self._finished = False
         self.head = f"={cmd_id}\n"
 
@@ -199,8 +322,7 @@ class Analysis:
                 # The "=" line is already out: end the stream, keep the engine.
                 print(f"saijax.gtp: analysis stopped: {type(e).__name__}: {e}", file=sys.stderr)
                 return
-            self._last_round = result
-            self._accumulate(result)
+            self._pool.add(result)
             now = time.monotonic()
             if throttle and last_emit is not None and now - last_emit < self._interval:
                 yield ""
@@ -208,22 +330,10 @@ class Analysis:
             last_emit = now
             yield self.info_line()
 
-    def _accumulate(self, result: Round) -> None:
-        for move in result.moves:
-            stats = self._stats.setdefault(move["move"], _MoveStats())
-            n = move["visits"]
-            stats.visits += n
-            stats.winrate_sum += n * move["winrate"]
-            stats.score_sum += n * move["score_lead"]
-            stats.stdev_sum += n * _score_stdev(move["beta"])
-            stats.prior = move["prior"]
-            if n >= stats.pv_visits:
-                stats.pv, stats.pv_visits = tuple(move["pv"]), n
-
     def info_line(self) -> str:
         """The pooled statistics as one line of ``info move ...`` entries."""
         rules = self._rules
-        ranked = sorted(self._stats.items(), key=lambda kv: (-kv[1].visits, -kv[1].winrate, kv[0]))
+        ranked = self._pool.ranked()
         if self._max_moves:
             ranked = ranked[: self._max_moves]
         parts = []
@@ -232,8 +342,8 @@ class Analysis:
             vertex = go.to_gtp(rules, move)
             if self._kata:
                 w = st.winrate
-                score = st.score_sum / max(st.visits, 1)
-                stdev = st.stdev_sum / max(st.visits, 1)
+                score = st.score_lead
+                stdev = st.score_stdev
                 parts.append(
                     f"info move {vertex} visits {st.visits} utility {finite(2 * w - 1):.6f} "
                     f"winrate {finite(w):.6f} scoreMean {finite(score):.6f} "
@@ -261,7 +371,7 @@ class Analysis:
         if not self.is_genmove:
             return "\n"
         try:
-            vertex = self._commit_genmove(self._position, self._genmove_colour, self._last_round)
+            vertex = self._commit_genmove(self._position, self._genmove_colour, self._pool.last)
         except Exception as e:  # pylint: disable=broad-except
             # The "=" line is already out; report on stderr and end the response.
             print(f"saijax.gtp: genmove_analyze failed: {type(e).__name__}: {e}", file=sys.stderr)

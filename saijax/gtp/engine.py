@@ -74,7 +74,7 @@ import numpy as np
 
 import saijax
 from saijax.core import go, search, sgf
-from saijax.gtp.analysis import Analysis, Position, Round, finite
+from saijax.gtp.analysis import Analysis, Position, Round, search_round, to_move
 from saijax.gtp.protocol import (
     BOOLS,
     COLOURS,
@@ -391,17 +391,7 @@ class GtpEngine:
 
     def _to_move(self, position: Position, colour: int) -> Position:
         """The position with ``colour`` to move (see the module docstring)."""
-        state = position.state
-        if int(state.to_play) == colour:
-            return position
-        if not bool(state.terminated) and int(state.passes) == 0 and int(state.move_count) + 1 < self.rules.max_moves:
-            passed = go.play(self.rules, state, self.rules.pass_action)
-            return dataclasses.replace(position, state=passed, moves=position.moves + (self.rules.pass_action,))
-        board = np.asarray(state.board)
-        black = tuple(int(p) for p in np.flatnonzero(board == 1))
-        white = tuple(int(p) for p in np.flatnonzero(board == -1))
-        fresh = go.setup(self.rules, self._komi, black=black, white=white, to_play=colour)
-        return Position(fresh, black, white, first_player=colour)
+        return to_move(self.rules, position, colour, self._komi)
 
     def _play_move(self, position: Position, action: int) -> Position:
         state = position.state
@@ -418,39 +408,10 @@ class GtpEngine:
         """
         state = position.state
         out = self.search(state, analysis=analysis)
-        moves = tuple(
-            {
-                "move": m.action,
-                "visits": m.visits,
-                "winrate": finite(m.value, 0.5),
-                "prior": finite(m.prior),
-                "score_lead": finite(m.score_lead),
-                "beta": finite(m.beta),
-                "pv": list(m.pv),
-            }
-            for m in search.root_moves(out)
-        )
-        action, best, winrate, alpha, beta, visits = jax.device_get(
-            (
-                out.action[0],
-                out.best_value[0],
-                out.root_winrate[0],
-                out.root_alpha[0],
-                out.root_beta[0],
-                out.visit_counts[0],
-            )
-        )
+        result = search_round(out)
         if self.player.control is not None:
-            action = self.controlled_move(out, state, position.moves)
-        return Round(
-            action=int(action),
-            best_value=float(best),
-            winrate=float(winrate),
-            alpha=float(alpha),
-            beta=float(beta),
-            visits=int(np.sum(visits)),
-            moves=moves,
-        )
+            result = dataclasses.replace(result, action=self.controlled_move(out, state, position.moves))
+        return result
 
     def _should_resign(self, state: go.GoState, result: Round) -> bool:
         return bool(
