@@ -20,7 +20,7 @@ binomial p against ½) and ``catch_up.png`` (score against evaluations);
 the crossing is printed.
 
 A tool over one training run, not a claim with a config
-(``experiments/configs/``): it rates the kept checkpoints of ``--workdir``,
+(``experiments/<claim>/config.py``): it rates the kept checkpoints of ``--workdir``,
 which the repository does not ship, and its one shipped result is part of
 the ablation's claim (``ablation/results/main/catch_up/``, beside that
 claim's round robin).

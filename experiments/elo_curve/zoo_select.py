@@ -37,7 +37,7 @@ directory ``DIR`` as ``<--prefix>S1`` ... (float16 weights, half the size;
 the record notes how each was chosen).
 
 A tool over one training run, not a claim with a config
-(``experiments/configs/``): it picks the nets the claims then play, from
+(``experiments/<claim>/config.py``): it picks the nets the claims then play, from
 the run's kept checkpoints (``--workdir``, not shipped) and its Elo curve;
 its results stay in the run's folder (``elo_curve/results/zoo/``).
 """

@@ -42,7 +42,7 @@ Outputs: ``fig5_score_targeting.csv``, ``table1_variable_agents.csv``,
 one-line error exit.
 
 A tool over the shipped results, not a claim with a config
-(``experiments/configs/``): it plays nothing and claims nothing of its own;
+(``experiments/<claim>/config.py``): it plays nothing and claims nothing of its own;
 it re-tests other claims' shipped tables (the folders above, most in
 ``results/<claim>/earlier/`` and the training runs' folders); its
 output keeps its folder, ``reanalysis/results/``.
