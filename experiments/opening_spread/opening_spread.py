@@ -33,7 +33,7 @@ sampled, the rest the search's best move, once per opening policy of
 opening moves ∝ the root's visit counts, SAI's rule; ``improved`` ∝ the
 search's policy target). Root noise is on the random moves only (as
 ``selfplay.noise_moves``), or on every move with ``--noise_every_root`` (as
-configs/go7_sharp_puct.py's self-play); Gumbel's noise is always there,
+the sharp value's PUCT self-play); Gumbel's noise is always there,
 PUCT's Dirichlet noise only with ``--dirichlet_fraction`` > 0 (the recipe's
 self-play: 0.25), since a played net searches without it: with PUCT and
 the default 0 the random moves are drawn from noiseless searches. Without
@@ -102,7 +102,7 @@ class Settings(common.MatchSettings):
     )
     noise_every_root: bool = setting(
         False,
-        "root noise at every move, as configs/go7_sharp_puct.py's self-play (selfplay.noise_moves=-1); "
+        "root noise at every move, as the sharp value's PUCT self-play of rounds 8-15 (selfplay.noise_moves=-1); "
         "default: on the random opening moves only",
     )
     dirichlet_fraction: float = setting(

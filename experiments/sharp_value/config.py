@@ -177,7 +177,7 @@ LEVER_TESTS = (
     # flips): a stop chosen after seeing the data, so its two tests end at 151 and their p-values are descriptive.
     # Round 11's second family (session 11, 2026-11-28), written and committed before the arm played its first
     # generation: the late upsets come from the searched moves, and the recipe's self-play puts Dirichlet noise on
-    # every root (configs/go7_sharp_puct.py); this arm keeps it on the 4 random opening moves only, from a copy of
+    # every root (go7_sharp_puct.py, journal.md); this arm keeps it on the 4 random opening moves only, from a copy of
     # puct_w64's 151, against puct_w64 itself over the same generations. Measures: the data's β per generation
     # (Welch; Holm and BH over the two) and the same within 1.5 points of α_∅. Planned to 160; if the session's
     # time stops it earlier, both ranges end at its last generation.
@@ -266,12 +266,13 @@ LEVER_TESTS = (
 # β_∅ by less than 0.1 (legs.csv).
 LEGS = (
     "go7_sharp_s0@27-49,50-69,70-89,90-109,110-129",  # round 3 (from sai_v256's 26), 5, 6 (two legs), 7, 8
-    # from round 8 on, the end-state run goes on under configs/go7_sharp_puct.py: its seed 0, from go7_sharp_s0's 109
+    # from round 8 on, the end-state run goes on under go7_sharp_puct.py (journal.md): its seed 0, from
+    # go7_sharp_s0's 109
     # rounds 8, 9 (leg 2 from its own workdir: replay window and Adam's moments), 15 (leg 3 from leg 2's compact leg
     # at 149: no replay window, Adam's moments from zero; the round-9-to-14 workdirs were lost)
     # round 16 (leg 4 from leg 3's own workdir at 165: replay window and Adam's moments)
     "sharp_puct@110-129,130-149,150-165,166-180",
-    # from round 16 on, under configs/go7_sharp_noise4.py (root noise on the opening's 4 moves only): its seed 0,
+    # from round 16 on, under go7_sharp_noise4.py (journal.md; root noise on the opening's 4 moves only): its seed 0,
     # puct_noise4, from sharp_puct's workdir at 165
     "puct_noise4@166-180",
 )

@@ -951,8 +951,7 @@ class Settings(common.Settings):
     last: int = setting(10, "the summary's means over the last k generations")
     opening_plies: int = setting(
         4,
-        "the within-openings fit groups complete games by their position after this many moves "
-        "(configs/go7_sai.py's random_moves)",
+        "the within-openings fit groups complete games by their position after this many moves (selfplay.random_moves)",
     )
     lever_tests: tuple[str, ...] = setting(
         (),
