@@ -10,7 +10,7 @@ On the GPU machine, from the repository root, with `.whl/` carried
    lane"), unless mctx is already importable or ``--wheels=''``;
 2. resumes: from the workdir (``runs/<run>``) if it already has a
    checkpoint (a second leg on a still-warm machine), else from a copy of
-   the committed leg ``experiments/results/<run>_run/leg/`` if there is one,
+   the committed leg ``experiments/legs/<run>_run/leg/`` if there is one,
    else from scratch;
 3. runs ``python -m saijax.train --config=configs/<run>.py
    --workdir=runs/<run> --config.time_limit_minutes=8`` with
@@ -35,7 +35,7 @@ Here, after the files came back:
     python benchmarks/gpu_leg.py unpack go7_gpu --from <files_at>
 
 checks the parts against ``leg.json`` and replaces
-``experiments/results/<run>_run/leg/`` with the leg, ready to commit (only
+``experiments/legs/<run>_run/leg/`` with the leg, ready to commit (only
 the newest leg is committed; git keeps the older ones), and writes the
 run's learning curve so far beside it, ``<run>_run/learning_curve.csv``
 (every generation of the leg's ``metrics.jsonl``), which the README's
@@ -78,7 +78,7 @@ WHEELS_SITE = "/tmp/site"
 
 def committed_leg(run: str) -> str:
     """Where a run's newest leg is committed."""
-    return os.path.join(REPO, "experiments", "results", f"{run}_run", "leg")
+    return os.path.join(REPO, "experiments", "legs", f"{run}_run", "leg")
 
 
 def checkpoint_generations(workdir: str) -> list[int]:
@@ -370,13 +370,13 @@ CURVE_KEYS = (
 
 def write_curve(leg_dir: str) -> str:
     """The run's learning curve beside its leg (``<run>_run/learning_curve.csv``), from the leg's
-    ``metrics.jsonl`` (every generation so far): ``experiments.common.learning_curve``'s rows (the
+    ``metrics.jsonl`` (every generation so far): ``experiments.lib.common.learning_curve``'s rows (the
     cumulative self-play evaluations in millions, the generations' own wall minutes) with
-    ``CURVE_KEYS``; the README's tables are made from it (experiments/readme_tables.py). Returns its
+    ``CURVE_KEYS``; the README's tables are made from it (experiments/lib/readme_tables.py). Returns its
     path."""
     if REPO not in sys.path:  # run as a script from benchmarks/
         sys.path.insert(0, REPO)
-    from experiments import common
+    from experiments.lib import common
 
     metrics = {int(m["generation"]): m for m in _metrics(os.path.join(leg_dir, "metrics.jsonl"))}
     path = os.path.join(os.path.dirname(os.path.abspath(leg_dir)), "learning_curve.csv")
@@ -398,7 +398,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     r.add_argument("--hard_limit_s", type=float, default=540.0, help="the run is stopped after this many seconds")
     r.add_argument("--platform", default="cuda", help="JAX_PLATFORMS for the run (cpu for a dry run)")
     r.add_argument("--workdir", default="", help="default runs/<run>")
-    r.add_argument("--leg_dir", default="", help="the leg to resume from (default experiments/results/<run>_run/leg)")
+    r.add_argument("--leg_dir", default="", help="the leg to resume from (default experiments/legs/<run>_run/leg)")
     r.add_argument("--cache_dir", default="", help="the compilation cache (default: beside the workdir)")
     r.add_argument("--wheels", default=os.path.join(REPO, ".whl"), help="wheels to install first ('' for none)")
     r.add_argument(
@@ -412,7 +412,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     u = sub.add_parser("unpack", help="here: the files that came back into the committed leg folder")
     u.add_argument("run", help=f"one of {RUNS}")
     u.add_argument("--from", dest="source", required=True, help="the folder the files came back to")
-    u.add_argument("--leg_dir", default="", help="default experiments/results/<run>_run/leg")
+    u.add_argument("--leg_dir", default="", help="default experiments/legs/<run>_run/leg")
     args = p.parse_args(argv)
     args.train_flags = train_flags
     return args

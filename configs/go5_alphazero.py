@@ -1,6 +1,6 @@
 """python -m saijax.train --config=configs/go5_alphazero.py --workdir=/tmp/go5-az
 
-The AlphaZero baseline on 5×5 (experiments/baselines.py), sized like
+The AlphaZero baseline on 5×5 (experiments/baselines/baselines.py), sized like
 `go5.py`: a tanh winrate head trained on ±1 at one fixed komi (24.5, so
 perfect play wins for Black by half a point), no komi sampling, no
 branching. Search, net, games, visits, training and resignation are go5's.

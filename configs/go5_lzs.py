@@ -1,6 +1,6 @@
 """python -m saijax.train --config=configs/go5_lzs.py --workdir=/tmp/go5-lzs
 
-The Leela Zero Score baseline on 5×5 (experiments/baselines.py), sized like
+The Leela Zero Score baseline on 5×5 (experiments/baselines/baselines.py), sized like
 `go5.py`. From LZS (configs/lzs.py): the linear score head (final margin /
 N², weight 20) and search on the predicted score, fixed komi (24.5 here), no
 branching, no resignation (every game is played out), the LZS pass rule, and

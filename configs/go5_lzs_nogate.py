@@ -4,7 +4,7 @@
 self-play. On 5×5 at the fixed komi 24.5, Black wins only by taking the whole
 board, so the LZS gate (55% of 40 games against the playing net) seldom
 passes and a gated run can stay with its first net; this arm measures the
-score head and search themselves (experiments/baselines.py).
+score head and search themselves (experiments/baselines/baselines.py).
 """
 
 import os

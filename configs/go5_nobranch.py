@@ -1,6 +1,6 @@
 """python -m saijax.train --config=configs/go5_nobranch.py --workdir=/tmp/go5-nobranch
 
-The branching ablation on 5×5 (experiments/baselines.py): SAI exactly as
+The branching ablation on 5×5 (experiments/baselines/baselines.py): SAI exactly as
 `go5.py`, but self-play never branches (``selfplay.branch_prob = 0``), so
 every game starts from the empty board at a komi drawn around α_∅.
 """

@@ -1,7 +1,7 @@
 """python -m saijax.train --config=configs/go7_alphazero.py --workdir=runs/go7-az
 
 The AlphaGo-style (winrate-head) counterpart of `go7.py` for SAI 9×9 paper
-§4.4 (experiments/suboptimal_moves.py): everything as `go7.py` except the
+§4.4 (experiments/suboptimal_moves/suboptimal_moves.py): everything as `go7.py` except the
 value head, a tanh win rate trained on ±1 at one fixed komi, 9.5 (the
 experiments' even komi; 7×7's fair komi is 9, so perfect play wins for
 White by half a point), with no komi sampling, no branching and no final-score

@@ -1,25 +1,25 @@
 """One runner for the papers' claims, driven by a config file.
 
-    python -m experiments.run --config=experiments/configs/<claim>.py [--config.<field>=<value> ...]
+    python -m experiments.run --config=experiments/<claim>/config.py [--config.<field>=<value> ...]
 
-A claim's config (``experiments/configs/<claim>.py``, an ml_collections
+A claim's config (``experiments/<claim>/config.py``, an ml_collections
 ConfigDict like the training configs of ``configs/``) declares:
 
-* ``science``: the module of ``experiments/`` whose games and science the
+* ``science``: the module ``experiments/<claim>/<module>.py`` whose games and science the
   claim uses (its ``run(settings)`` plays, its ``claim_tests`` tests);
 * ``match`` and ``runs``: the settings every run shares, and per run (a
   set of cells: players, agents, komi or handicap, colours, openings) the
   rest: together, the fields of that module's ``Settings``
-  (:class:`experiments.common.Settings`), which the runner builds
+  (:class:`experiments.lib.common.Settings`), which the runner builds
   (:func:`settings`) and runs, as big_vision builds a module's evaluator
   from its config: no command line in between;
 * ``families``: the test families, each the rows it holds and how many,
-  declared before any game is played (:mod:`experiments.paired`);
+  declared before any game is played (:mod:`experiments.lib.paired`);
 * ``shipped``: per run, the results folder its shipped games are in;
 * ``verdicts``: the ledger's verdicts, each with the test it rested on and
   the rows of ``paired_tests.csv`` it rests on now;
 * ``figures``: per run, the PNGs its folder must hold;
-* ``outdir``: ``experiments/results/<claim>/``.
+* ``outdir``: ``experiments/<claim>/results/``.
 
 By default nothing is played: the tests come from the shipped games
 (``shipped``), ``<outdir>/paired_tests.csv`` gets every test with its family
@@ -36,59 +36,22 @@ runs (the others' shipped games are tested beside them).
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
-import importlib
 import os
 import warnings
 from collections.abc import Mapping, Sequence
 
-import ml_collections
 from absl import app
 from ml_collections import config_flags
 
-from experiments import common, paired
+from experiments.lib import common, paired
+from experiments.lib.claims import claim_config, science, settings
 from saijax.learn import config as config_lib
 
-
-def claim_config(science: str, **fields) -> ml_collections.ConfigDict:
-    """A claim's config (the module docstring): ``science``'s, results in ``experiments/results/<science>/``,
-    nothing played or redrawn, no runs compared, unless ``fields`` say otherwise."""
-    defaults = dict(outdir=f"experiments/results/{science}", play=False, redraw=False, only="", compare=[],
-                    verdicts=[], families={}, figures={}, rebuild={})  # fmt: skip
-    return ml_collections.ConfigDict({"science": science, **defaults, **fields})
-
-
-def science(config):
-    """The module of ``experiments/`` that the config names."""
-    return importlib.import_module(f"experiments.{config.science}")
-
-
-def settings(config, name: str, **changes) -> common.Settings:
-    """Run ``name``'s settings: the science module's ``Settings`` from the shared ``match`` entries, then the
-    run's own, then ``changes``.
-
-    Raises:
-      ValueError: an entry that is not a field of the module's settings (the message names the entry, where
-        it is and the module), or a bad value (the field and the value).
-    """
-    module = science(config)
-    fields = [f.name for f in dataclasses.fields(module.Settings)]
-    for where, entries in (("match", config.match), (f"runs.{name}", config.runs[name]), ("", changes)):
-        for key in entries:
-            if key not in fields:
-                near = difflib.get_close_matches(key, fields, n=1)
-                hint = f" (did you mean {near[0]!r}?)" if near else f"; its fields are {', '.join(fields)}"
-                raise ValueError(f"{where or 'settings'}: {key!r} is not a setting of "
-                                 f"experiments.{config.science}{hint}")  # fmt: skip
-    try:
-        return module.Settings(**{**config.match, **config.runs[name], **changes})
-    except common.SettingsError as e:
-        raise ValueError(f"runs.{name}: {e}") from None
+__all__ = ["claim_config", "play", "run", "science", "selected", "settings", "tests", "verdict_rows"]
 
 
 def _perform(module, settings: common.Settings) -> None:
-    """Runs the science module on ``settings`` (:func:`experiments.common.perform`)."""
+    """Runs the science module on ``settings`` (:func:`experiments.lib.common.perform`)."""
     common.perform(module.run, settings)
 
 
@@ -207,6 +170,6 @@ def main(args, config):
 
 if __name__ == "__main__":  # the flag only here: the configs import this module again as experiments.run
     _config = config_flags.DEFINE_config_file(
-        "config", None, "claim config (experiments/configs/*.py)", lock_config=True
+        "config", None, "claim config (experiments/*/config.py)", lock_config=True
     )
     app.run(lambda args: main(args, _config), flags_parser=config_lib.parse_flags)

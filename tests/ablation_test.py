@@ -1,4 +1,4 @@
-"""experiments/ablation.py: learning curves, the exported nets, the round robin, resuming and adding an arm."""
+"""experiments/ablation/ablation.py: learning curves, the exported nets, the round robin, resuming and adding an arm."""
 
 import json
 import os
@@ -8,7 +8,9 @@ import optax
 import pytest
 from experiments_configs_test import configured
 
-from experiments import ablation, catch_up, common, run
+from experiments import run
+from experiments.ablation import ablation, catch_up
+from experiments.lib import common
 from saijax.analysis import stats
 from saijax.core import checkpoints, networks
 from saijax.learn import training
@@ -45,7 +47,7 @@ def test_d4_from_is_where_the_first_move_settles():
 
 
 def _settings(outdir, **changes):
-    """experiments/ablation.py's settings at a tiny size (5×5, 2 visits) into ``outdir``."""
+    """experiments/ablation/ablation.py's settings at a tiny size (5×5, 2 visits) into ``outdir``."""
     return ablation.Settings(board_size=5, visits=2, outdir=str(outdir), **changes)
 
 
@@ -57,7 +59,7 @@ def test_arms_need_names_and_workdirs(tmp_path):
 
 
 def _tiny(tmp_path, **main):
-    """experiments/configs/ablation.py at a tiny size (5×5, 2 visits, 2 games a pairing), played into tmp_path."""
+    """experiments/ablation/config.py at a tiny size (5×5, 2 visits, 2 games a pairing), played into tmp_path."""
     return configured("ablation", tmp_path, play=True, match=dict(board_size=5, visits=2, games=2, seed=0),
                       runs=dict(main=dict(opening_moves=2, komi=0.5, **main)))  # fmt: skip
 
@@ -139,7 +141,7 @@ def test_an_arm_can_be_the_first_generations_of_a_longer_run(arms, tmp_path):
 
 @pytest.mark.slow
 def test_catch_up_rates_generations_against_a_reference(tmp_path):
-    """experiments/catch_up.py: kept generations of a run against a reference net, and the crossing of ½."""
+    """experiments/ablation/catch_up.py: kept generations of a run against a reference net, and the crossing of ½."""
     root = str(tmp_path)
     workdir = _arm(root, "run", 3, ["C3", "C3"])  # checkpoint 1 kept, metrics for 0, 1
     ref = _arm(root, "ref", 4, ["C3"])

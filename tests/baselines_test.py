@@ -1,8 +1,8 @@
-"""experiments/baselines.py: the pairing graph, equal compute, calibration errors, settings."""
+"""experiments/baselines/baselines.py: the pairing graph, equal compute, calibration errors, settings."""
 
 import pytest
 
-from experiments import baselines
+from experiments.baselines import baselines
 from saijax.core import sgf
 
 

@@ -6,6 +6,7 @@ import json
 import os
 import re
 
+import ml_collections
 import pytest
 
 from saijax.learn import config as config_lib
@@ -73,52 +74,31 @@ def test_variant_specifics():
     assert tiny.generations <= 2 and tiny.selfplay.batch_size <= 8
 
 
-def test_go7_sharp_is_round_3s_arms():
-    """configs/go7_sharp.py is go7_sai.py with the flags round 3's arms ran with (experiments/README.md)."""
-    load = lambda name: config_lib.load_config(os.path.join(_ROOT, "configs", name))  # noqa: E731
-    arm = load("go7_sai.py")
-    arm.schedules.visits = ((0, 256),)
-    arm.selfplay.fast_simulations = 0
-    arm.selfplay.full_search_prob = 1.0
-    arm.selfplay.games_per_generation = 128
-    arm.training.samples_per_new_row = 32.0
-    assert load("go7_sharp.py").to_json(sort_keys=True) == arm.to_json(sort_keys=True)
+def _shipped_leg_config() -> dict:
+    """The sharp value's round 16 as run: the shipped compact leg's config.json (experiments/legs/sharp_noise4/)."""
+    with open(os.path.join(_ROOT, "experiments", "legs", "sharp_noise4", "leg", "config.json")) as f:
+        return json.load(f)
 
 
-def test_go7_sharp_puct_is_round_8s_arms():
-    """configs/go7_sharp_puct.py is go7_sharp.py with the flags round 8's PUCT arms ran with, and the
-    shipped compact leg's config.json (a run of it with round 16's one flag) reads as the same config."""
-    load = lambda name: config_lib.load_config(os.path.join(_ROOT, "configs", name))  # noqa: E731
-    arm = load("go7_sharp.py")
-    arm.search.algorithm = "puct"
-    arm.selfplay.noise_moves = -1
-    config = load("go7_sharp_puct.py")
-    assert config.to_json(sort_keys=True) == arm.to_json(sort_keys=True)
-    assert config.search.c_puct == 0.8 and config.search.dirichlet_fraction == 0.25
-    assert config.search.noisy_root_fpu_reduction == 0.0
-    # The shipped leg is the end-state run's since round 16, this config with root noise on the opening only
-    # (round 16's one flag); its leg 3 at 165 (sharp_puct_leg) is in git's history.
-    leg = os.path.join(_ROOT, "experiments", "results", "sharp_value", "sharp_noise4_leg", "config.json")
-    with open(leg) as f:
-        shipped = json.load(f)
+def test_the_sharp_values_rounds_read_from_the_shipped_leg():
+    """Round 16's config (the shipped leg's config.json) is rounds 3–8's recipe (go7.py with SAI's opening from
+    go7-S1, 256 visits, every search full, 128 games a generation, 32 samples per new row) with round 8's PUCT
+    search and round 16's one flag, root noise on the opening's 4 random moves only; it validates as a config.
+    The rounds' configs, docstrings and code, are in experiments/sharp_value/journal.md."""
+    shipped = _shipped_leg_config()
+    config_lib.validate(ml_collections.ConfigDict(shipped))
+    go7 = config_lib.load_config(os.path.join(_ROOT, "configs", "go7.py"))
+    assert shipped["init_checkpoint"] == "zoo:go7-S1" and shipped["network"]["filters"] == go7.network.filters
+    assert shipped["selfplay"]["opening_policy"] == "improved" and shipped["selfplay"]["random_moves"] == 4
+    assert shipped["selfplay"]["random_full_search_only"] and shipped["selfplay"]["random_takeback"]
+    # rounds 3-8's recipe (the old configs/go7_sharp.py)
+    assert shipped["schedules"]["visits"] == [[0, 256]] and shipped["selfplay"]["full_search_prob"] == 1.0
+    assert shipped["selfplay"]["fast_simulations"] == 0 and shipped["selfplay"]["games_per_generation"] == 128
+    assert shipped["training"]["samples_per_new_row"] == 32.0
+    # round 8: SAI's search in self-play; round 16: its root noise on the opening's 4 random moves only
+    assert shipped["search"]["algorithm"] == "puct" and shipped["search"]["c_puct"] == 0.8
+    assert shipped["search"]["dirichlet_fraction"] == 0.25 and shipped["search"]["noisy_root_fpu_reduction"] == 0.0
     assert shipped["selfplay"]["noise_moves"] == 4
-    shipped["selfplay"]["noise_moves"] = -1
-    assert json.loads(config.to_json_best_effort()) == shipped
-
-
-def test_go7_sharp_noise4_is_round_16s_arms():
-    """configs/go7_sharp_noise4.py is go7_sharp_puct.py with the flag round 16's lever arms ran with (root noise on
-    the opening's 4 random moves only), and its compact leg's config.json reads as the same config."""
-    load = lambda name: config_lib.load_config(os.path.join(_ROOT, "configs", name))  # noqa: E731
-    arm = load("go7_sharp_puct.py")
-    arm.selfplay.noise_moves = 4
-    config = load("go7_sharp_noise4.py")
-    assert config.to_json(sort_keys=True) == arm.to_json(sort_keys=True)
-    assert config.selfplay.random_moves == 4 and config.search.algorithm == "puct"
-    leg = os.path.join(_ROOT, "experiments", "results", "sharp_value", "sharp_noise4_leg", "config.json")
-    with open(leg) as f:
-        shipped = json.load(f)
-    assert json.loads(config.to_json_best_effort()) == shipped
 
 
 def test_helpers():

@@ -1,4 +1,4 @@
-"""experiments/common.py: settings and their command line, nets lists, CSV files, the resumable runner, the error
+"""experiments/lib/common.py: settings and their command line, nets lists, CSV files, the resumable runner, the error
 line, figures."""
 
 import dataclasses
@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 import pytest
 
-from experiments import common, matches
+from experiments.lib import common, matches
 from saijax.analysis import results, stats
 from saijax.cli import player as player_cli
 
@@ -239,7 +239,8 @@ def test_a_script_runs_both_ways_and_fails_with_one_line(tmp_path, route):
     blocker = tmp_path / "a_file"
     blocker.write_text("")
     argv = ["--outdir", str(blocker / "out"), "--plot_only"]
-    head = ["experiments/gtp_fair_komi.py"] if route == "path" else ["-m", "experiments.gtp_fair_komi"]
+    module = "experiments.gtp_fair_komi.gtp_fair_komi"
+    head = ["experiments/gtp_fair_komi/gtp_fair_komi.py"] if route == "path" else ["-m", module]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run(
         [sys.executable, *head, *argv],
@@ -250,7 +251,7 @@ def test_a_script_runs_both_ways_and_fails_with_one_line(tmp_path, route):
     )
     assert out.returncode == 2, out.stderr
     last = out.stderr.strip().splitlines()[-1]
-    assert last.startswith("experiments.gtp_fair_komi: error: ") and "a_file" in last
+    assert last.startswith("experiments.gtp_fair_komi.gtp_fair_komi: error: ") and "a_file" in last
 
 
 def test_save_figure_writes_a_png(tmp_path):

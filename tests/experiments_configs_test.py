@@ -1,4 +1,5 @@
-"""Every claim config of experiments/configs/: its shipped folders and figures, its runs' settings, and the runner
+"""Every claim config (experiments/<claim>/config.py): its shipped folders and figures, its runs' settings, and
+the runner
 on the shipped games (nothing played). The tiny plays are in experiments_scripts_test.py and
 experiments_run_test.py."""
 
@@ -15,21 +16,22 @@ from experiments import run
 from saijax.learn import config as config_lib
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-CLAIMS = sorted(p.stem for p in (REPO / "experiments" / "configs").glob("*.py") if p.stem != "__init__")
+CLAIMS = sorted(p.parent.name for p in (REPO / "experiments").glob("*/config.py"))
 
 
 def _readme_config_commands() -> list[list[str]]:
-    """The arguments of every ``python -m experiments.run --config=...`` command of experiments/README.md and
-    the README."""
-    readmes = (REPO / "experiments" / "README.md", REPO / "README.md")
+    """The arguments of every ``python -m experiments.run --config=...`` command of the experiments' READMEs and
+    journals and the README."""
+    readmes = (*sorted((REPO / "experiments").glob("**/*.md")), REPO / "README.md")
     text = "\n".join(p.read_text(encoding="utf-8") for p in readmes).replace("\\\n", " ")
     found = re.findall(r"python -m experiments\.run (--config=[^`\n]*)", text)
+    found = [c for c in found if "<claim>" not in c]  # the READMEs' pattern, not a command
     return [shlex.split(command.split("  #")[0], comments=True) for command in found]
 
 
 def configured(claim: str, outdir, **changes):
     """The claim's config with ``outdir`` and the fields of ``changes`` replaced."""
-    config = config_lib.load_config(str(REPO / "experiments" / "configs" / f"{claim}.py"))
+    config = config_lib.load_config(str(REPO / "experiments" / claim / "config.py"))
     with config.unlocked():
         config.outdir = str(outdir)
         for key, value in changes.items():

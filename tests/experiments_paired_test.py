@@ -1,11 +1,11 @@
-"""experiments/paired.py: the paired tests against scipy and hand counts, and the declared families."""
+"""experiments/lib/paired.py: the paired tests against scipy and hand counts, and the declared families."""
 
 import math
 
 import pytest
 import scipy.stats
 
-from experiments import paired
+from experiments.lib import paired
 from saijax.analysis import results
 
 

@@ -1,7 +1,7 @@
 """How each game was played: the games table's visits, Gumbel scale, precision and opening, and the SGF archive.
 
 One tiny match (5×5, a 1×8 net, 3 visits, 4 games with two random
-opening moves) is played through :func:`experiments.matches.play_conditions`,
+opening moves) is played through :func:`experiments.lib.matches.play_conditions`,
 the harness of the handicap and recovery experiments, and again as a second
 arm with another agent and the same seed (no new compile: agents are traced).
 """
@@ -13,7 +13,7 @@ import tarfile
 
 import pytest
 
-from experiments import common, matches, paired
+from experiments.lib import common, matches, paired
 from saijax.analysis import results
 from saijax.core import go, networks, search, sgf
 from saijax.play import match, players

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from experiments import common, run
+from experiments import run
+from experiments.lib import common
 from saijax.learn import config as config_lib
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -16,7 +17,7 @@ TINY_MATCH = dict(games=2, visits=2, board_size=5, seed=0)
 
 
 def _config(claim, outdir, **changes):
-    config = config_lib.load_config(os.path.join(REPO, "experiments", "configs", f"{claim}.py"))
+    config = config_lib.load_config(os.path.join(REPO, "experiments", claim, "config.py"))
     with config.unlocked():
         config.outdir = str(outdir)
         for key, value in changes.items():
@@ -84,8 +85,16 @@ def test_the_configs_entries_are_their_modules_settings():
 @pytest.mark.parametrize(
     "where, key, expected",
     [
-        ("match", "gamez", r"match: 'gamez' is not a setting of experiments.recovery \(did you mean 'games'\?\)"),
-        ("runs", "nonesuch", r"runs.main: 'nonesuch' is not a setting of experiments.recovery; its fields are "),
+        (
+            "match",
+            "gamez",
+            r"match: 'gamez' is not a setting of experiments.recovery.recovery \(did you mean 'games'\?\)",
+        ),
+        (
+            "runs",
+            "nonesuch",
+            r"runs.main: 'nonesuch' is not a setting of experiments.recovery.recovery; its fields are ",
+        ),
     ],
 )
 def test_an_unknown_settings_key_names_the_key_and_the_module(where, key, expected, tmp_path):
@@ -116,7 +125,7 @@ def shipped(tmp_path_factory):
         with (
             open(outdir / "paired_tests.csv", encoding="utf-8") as f,
             open(
-                os.path.join(REPO, "experiments", "results", claim, "paired_tests.csv"), encoding="utf-8"
+                os.path.join(REPO, "experiments", claim, "results", "paired_tests.csv"), encoding="utf-8"
             ) as shipped_file,
         ):
             assert f.read() == shipped_file.read(), f"results/{claim}/paired_tests.csv is not what its config gives"
@@ -137,7 +146,7 @@ def test_the_shipped_verdicts_old_and_new(shipped):
 
 def test_redraw_rebuilds_the_shipped_figures_without_playing(tmp_path):
     for name in ("games.csv", "conditions.csv", "fig7_summary.csv"):
-        shutil.copy(os.path.join(REPO, "experiments", "results", "recovery/main", name), tmp_path)
+        shutil.copy(os.path.join(REPO, "experiments", "recovery", "results", "main", name), tmp_path)
     config = _config("recovery", tmp_path / "out", redraw=True, shipped=dict(main=str(tmp_path)), verdicts=[])
     run.run(config)
     assert (tmp_path / "fig7_recovery.png").exists() and (tmp_path / "out" / "paired_tests.csv").exists()
@@ -153,7 +162,7 @@ def test_redraw_rebuilds_the_shipped_figures_without_playing(tmp_path):
 def test_an_unknown_config_field_is_one_line(override, expected):
     """A bad override of a claim's config is one line naming the field, exit status 2, nothing written."""
     result = subprocess.run(
-        [sys.executable, "-m", "experiments.run", "--config=experiments/configs/recovery.py", override],
+        [sys.executable, "-m", "experiments.run", "--config=experiments/recovery/config.py", override],
         cwd=REPO,
         capture_output=True,
         text=True,

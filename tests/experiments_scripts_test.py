@@ -23,11 +23,14 @@ import numpy as np
 import pytest
 from experiments_configs_test import configured
 
-from experiments import common, run
+from experiments import run
+from experiments.lib import common
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-LIBRARIES = {"__init__", "common", "matches", "stat_tables", "paired", "run", "readme_tables"}
-SCRIPTS = sorted(p.stem for p in (REPO / "experiments").glob("*.py") if p.stem not in LIBRARIES)
+# Every science module, experiments/<claim>/<module>.py, and its claim.
+HOME = {p.stem: p.parent.name for p in (REPO / "experiments").glob("*/*.py")
+        if p.parent.name != "lib" and p.stem not in ("__init__", "config")}  # fmt: skip
+SCRIPTS = sorted(HOME)
 # The twelve experiment scripts (besides others, e.g. reanalysis.py, with their own tests).
 EXPERIMENTS = (
     "baselines",
@@ -51,15 +54,17 @@ COMMAND_LINES = {"catch_up", "elo_curve", "gnugo_strength", "gtp_fair_komi", "ha
 
 
 def _script(name):
-    return importlib.import_module(f"experiments.{name}")
+    return importlib.import_module(f"experiments.{HOME[name]}.{name}")
 
 
 def _readme_commands():
-    """(script, argv) of every ``python experiments/<script>.py ...`` command in experiments/README.md."""
-    text = (REPO / "experiments" / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
+    """(script, argv) of every ``python experiments/<claim>/<script>.py ...`` command in the experiments' READMEs
+    and journals."""
+    docs = sorted((REPO / "experiments").glob("*.md")) + sorted((REPO / "experiments").glob("*/*.md"))
+    text = "\n".join(p.read_text(encoding="utf-8") for p in docs).replace("\\\n", " ")
     out = []
     for line in text.splitlines():
-        found = re.search(r"python experiments/(\w+)\.py\s+(.*)", line)
+        found = re.search(r"python experiments/\w+/(\w+)\.py\s+(.*)", line)
         if found and found[1] in SCRIPTS:
             argv = shlex.split(found[2].split("  #")[0].split("`")[0], comments=True)
             out.append((found[1], argv))
@@ -83,12 +88,12 @@ def test_help(name, capsys):
         _script(name).main(["--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"usage: experiments.{name}") and "--outdir" in out
+    assert out.startswith(f"usage: experiments.{HOME[name]}.{name}") and "--outdir" in out
 
 
 def test_every_script_is_tested():
     assert set(SCRIPTS) >= set(EXPERIMENTS)
-    assert not (REPO / "experiments" / "nets.py").exists(), "nets.py went into experiments/common.py"
+    assert not (REPO / "experiments" / "nets.py").exists(), "nets.py went into experiments/lib/common.py"
 
 
 def test_the_modules_with_a_command_line_are_those_the_readme_runs():
@@ -152,7 +157,7 @@ def test_score_vs_winrate_config_computes(tmp_path):
 
 def test_baselines_config_redraws_the_shipped_tables(tmp_path):
     for name in ("elo.csv", "curves.csv", "gnugo.csv", "calibration.csv", "calibration_moves.csv"):
-        shutil.copy(REPO / "experiments" / "results" / "baselines" / "main" / name, tmp_path)
+        shutil.copy(REPO / "experiments" / "baselines" / "results" / "main" / name, tmp_path)
     _redraw(configured("baselines", tmp_path / "out"), dict(main=tmp_path))  # the plot stage: nothing trained
     summary = common.read_csv(tmp_path / "summary.csv")
     assert summary[0]["arm"] == "SAI"
@@ -162,7 +167,7 @@ def test_baselines_config_redraws_the_shipped_tables(tmp_path):
 
 def test_elo_curve_config_redraws_the_shipped_tables(tmp_path):
     for name in ("elo.csv", "learning_curve.csv"):
-        shutil.copy(REPO / "experiments" / "results" / "go7_run" / "elo" / name, tmp_path)
+        shutil.copy(REPO / "experiments" / "elo_curve" / "results" / "main" / name, tmp_path)
     _redraw(configured("elo_curve", tmp_path / "out"), dict(main=tmp_path))
     image = _figure(tmp_path / "elo_curve.png", inches=(7, 6))  # elo_curve.plot's two panels
     assert _pixels_of(image, "tab:blue") > 0 and _pixels_of(image, "tab:red") > 0  # Elo above, α_∅ below
@@ -184,7 +189,7 @@ def _pixels_of(image, colour, tolerance=0.03):
 
 def test_a_missing_table_is_one_error_line(tmp_path, capsys):
     assert _script("elo_curve").main(["--plot_only", "--outdir", str(tmp_path)]) == 2
-    assert capsys.readouterr().err.startswith("experiments.elo_curve: error: ")
+    assert capsys.readouterr().err.startswith("experiments.elo_curve.elo_curve: error: ")
 
 
 # --------------------------------------------------------------------------

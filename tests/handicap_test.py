@@ -5,7 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from experiments import common, handicap, matches, recovery
+from experiments.handicap import handicap
+from experiments.lib import common, matches
+from experiments.recovery import recovery
 from saijax.analysis import results
 
 
@@ -134,7 +136,7 @@ def test_recovery_lambda_tests_compare_the_same_net_and_situation():
 
 
 def test_score_stability_measures_moves_between_neighbours_and_visits(tmp_path):
-    from experiments import score_stability as ss
+    from experiments.score_stability import score_stability as ss
 
     # Two games; at offsets -1, 0, +1 the root estimate jumps, the 1,000-visit median does not.
     rows = []

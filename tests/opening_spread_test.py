@@ -1,4 +1,5 @@
-"""experiments/opening_spread.py's summary: Δ between the fair komi's neighbours and 4·atanh Δ, from margins alone
+"""experiments/opening_spread/opening_spread.py's summary: Δ between the fair komi's neighbours and 4·atanh Δ,
+from margins alone
 (no games played)."""
 
 import dataclasses
@@ -6,7 +7,7 @@ import math
 
 import pytest
 
-from experiments import opening_spread
+from experiments.opening_spread import opening_spread
 
 
 def _settings(**changes):

@@ -309,7 +309,7 @@ def test_a_torn_metrics_line_is_dropped_with_a_warning_and_written_again(first_r
     resumed run drops it, names the generation, writes generation 1's line
     again from its checkpoint and goes on; the reading tools name a torn
     line's file and line instead of a raw JSONDecodeError."""
-    from experiments import common
+    from experiments.lib import common
 
     work = str(tmp_path / "run")
     shutil.copytree(first_run["snapshot"], work)
@@ -721,7 +721,7 @@ def test_init_checkpoint_of_another_shape_is_refused(first_run, tmp_path):
 def test_final_report_explains_the_empty_board_and_quotes_the_shipped_go5_run():
     """train.py's last printout: what α_∅ and β_∅ mean, how far the run is
     from its config's full run, and, for go5.py, numbers that are those of
-    the shipped table experiments/results/baselines/main/curves.csv."""
+    the shipped table experiments/baselines/results/main/curves.csv."""
     from saijax.cli import train
 
     go5 = os.path.join(REPO, "configs", "go5.py")
@@ -734,7 +734,7 @@ def test_final_report_explains_the_empty_board_and_quotes_the_shipped_go5_run():
     assert "of go5.py's" not in finished and "the full configs/go5.py run" in finished
     assert "go5.py" not in train._final_report(summary, config, TINY).split("\n", 1)[1]
 
-    with open(os.path.join(REPO, "experiments", "results", "baselines", "main", "curves.csv")) as f:
+    with open(os.path.join(REPO, "experiments", "baselines", "results", "main", "curves.csv")) as f:
         rows = [row for row in csv.DictReader(f) if row["arm"] == "SAI" and row["seed"] == "0"]
     gen = {int(row["generation"]): row for row in rows}
     alpha = lambda g: float(gen[g]["alpha_empty"])  # noqa: E731

@@ -1,4 +1,5 @@
-"""experiments/position_control.py: TOST, power, the dominance check, endgame starts, and a tiny run against a net.
+"""experiments/position_control/position_control.py: TOST, power, the dominance check, endgame starts, and a tiny
+run against a net.
 
 The statistics are checked against direct ``scipy.stats`` computations on
 hand cases. The runs play 5×5 games of a ``uniform`` strong player (no
@@ -13,8 +14,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from experiments import common
-from experiments import position_control as pc
+from experiments.lib import common
+from experiments.position_control import position_control as pc
 from saijax.analysis import results, stats
 from saijax.core import go, sgf
 from saijax.play import gtp_match, match, players

@@ -1,4 +1,4 @@
-"""experiments/readme_tables.py: the marked tables of experiments/README.md are what their CSVs give,
+"""experiments/lib/readme_tables.py: the marked tables of the experiments' READMEs are what their CSVs give,
 and every numeric table is either generated or marked hand-written with a reason."""
 
 import os
@@ -6,22 +6,26 @@ import shutil
 
 import pytest
 
-from experiments import readme_tables
+from experiments.lib import readme_tables
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _readme():
-    with open(readme_tables.README, encoding="utf-8") as f:
-        return f.read()
+    """Every document of the experiments (their READMEs and journals), one after the other."""
+    texts = []
+    for path in readme_tables.documents():
+        with open(path, encoding="utf-8") as f:
+            texts.append(f.read())
+    return "\n".join(texts)
 
 
 def test_every_marked_table_is_what_its_csvs_give():
     text = _readme()
     names = [m["name"] for m in readme_tables._BLOCK.finditer(text)]
-    assert set(names) == set(readme_tables.TABLES), "every table maker has its place in the README, once"
+    assert set(names) == set(readme_tables.TABLES), "every table maker has its place in the documents, once"
     assert len(names) == len(set(names))
-    assert readme_tables.stale(text) == [], "run: python -m experiments.readme_tables"
+    assert readme_tables.stale(text) == [], "run: python -m experiments.lib.readme_tables"
 
 
 def test_every_numeric_table_is_generated_or_marked_hand_written():
@@ -72,13 +76,15 @@ def test_check_fails_on_an_unmarked_numeric_table(tmp_path, capsys):
 @pytest.mark.parametrize(
     "folder, file, old, new, table",
     [
-        ("score_targeting/main", "cells.csv", "1.0,1.0,0.0,white,90,35,", "1.0,1.0,0.0,white,90,36,", None),
-        ("score_targeting/main", "cells.csv", "white,90,35,0,55,0.3889,", "white,90,35,0,55,0.3989,", "fig5_white"),
-        ("recovery/main", "fig7_summary.csv", "-48.19", "-47.19", "fig7_h1"),
-        ("handicap/main", "fig3_summary.csv", "6.0,white,3.5,90,33,0,57,0.3667,", "6.0,white,3.5,90,33,0,57,0.3767,",
+        ("score_targeting/results/main", "cells.csv", "1.0,1.0,0.0,white,90,35,", "1.0,1.0,0.0,white,90,36,", None),
+        ("score_targeting/results/main", "cells.csv", "white,90,35,0,55,0.3889,", "white,90,35,0,55,0.3989,",
+         "fig5_white"),
+        ("recovery/results/main", "fig7_summary.csv", "-48.19", "-47.19", "fig7_h1"),
+        ("handicap/results/main", "fig3_summary.csv", "6.0,white,3.5,90,33,0,57,0.3667,",
+         "6.0,white,3.5,90,33,0,57,0.3767,",
          "fig3_itself"),
-        ("ablation/main", "pairings.csv", "base,caps,200,80.0,", "base,caps,200,81.0,", "ablation_pairings"),
-        ("go7_run", "learning_curve.csv", "0,0.19456,0.9779574950536092,0.05416594073176384,",
+        ("ablation/results/main", "pairings.csv", "base,caps,200,80.0,", "base,caps,200,81.0,", "ablation_pairings"),
+        ("legs/go7_run", "learning_curve.csv", "0,0.19456,0.9779574950536092,0.05416594073176384,",
          "0,0.19456,0.9779574950536092,0.95416594073176384,", "go7_run_curve"),
     ],
 )  # fmt: skip

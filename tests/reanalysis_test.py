@@ -1,11 +1,11 @@
-"""experiments/reanalysis.py on tiny hand-made result tables."""
+"""experiments/reanalysis/reanalysis.py on tiny hand-made result tables."""
 
 import csv
 import math
 
 import pytest
 
-from experiments import reanalysis
+from experiments.reanalysis import reanalysis
 
 HEADER = ["black", "white", "winner", "margin", "komi", "handicap"]
 
@@ -34,14 +34,14 @@ def results_dir(tmp_path):
     # As Black: the baseline wins 2 of 4 (by 5, 15), the agent 4 of 4 (by 25 ... 55).
     games += [[base, "W", "black", m, 9.5, 0] for m in (5, 15)] + [[base, "W", "white", -2, 9.5, 0]] * 2
     games += [[agent, "W", "black", m, 9.5, 0] for m in (25, 35, 45, 55)]
-    _write(root / "score_targeting/earlier/go7_score_targeting" / "games.csv", HEADER, games)
+    _write(root / "score_targeting/results/earlier/go7_score_targeting" / "games.csv", HEADER, games)
     _write(
-        root / "handicap/earlier/go7_handicap" / "fig3_summary.csv",
+        root / "handicap/results/earlier/go7_handicap" / "fig3_summary.csv",
         ["opponent", "strong_colour", "malus", "games", "wins"],
         [["W", "both", 0, 10, 8], ["W", "both", 5, 10, 2]],
     )
     _write(
-        root / "go7b" / "h2h_vs_S1.csv",
+        root / "elo_curve/results/earlier/go7b" / "h2h_vs_S1.csv",
         HEADER,
         [["go7b-gen70", "S1", "black", 1, 9.5, 0]] * 3 + [["S1", "go7b-gen70", "black", 1, 9.5, 0]],
     )
@@ -78,7 +78,7 @@ def test_reanalysis_writes_two_sample_tests_and_corrections(results_dir, tmp_pat
 
 def test_reanalysis_reports_a_missing_results_dir(tmp_path, capsys):
     assert reanalysis.main(["--results_dir", str(tmp_path / "none"), "--outdir", str(tmp_path / "out")]) == 2
-    assert "experiments.reanalysis: error:" in capsys.readouterr().err
+    assert "experiments.reanalysis.reanalysis: error:" in capsys.readouterr().err
 
 
 def test_mark_and_correct():

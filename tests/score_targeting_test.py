@@ -1,10 +1,11 @@
-"""experiments/score_targeting.py's tests: two samples against the same net's λ = μ = 0 games, corrected."""
+"""experiments/score_targeting/score_targeting.py's tests: two samples against the same net's λ = μ = 0 games,
+corrected."""
 
 import math
 
 import pytest
 
-from experiments import score_targeting as st
+from experiments.score_targeting import score_targeting as st
 from saijax.analysis import results
 from saijax.core import search
 

@@ -1,4 +1,4 @@
-"""experiments/sharp_value.py: the arms' curves and summary from their metrics, against the targets."""
+"""experiments/sharp_value/sharp_value.py: the arms' curves and summary from their metrics, against the targets."""
 
 import functools
 import json
@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from conftest import training_config
 
-from experiments import common, sharp_value
+from experiments.lib import common
+from experiments.sharp_value import sharp_value
 from saijax.core import checkpoints, features, go, networks, sigmoid
 from saijax.learn import replay, selfplay_stats, training
 

@@ -1,8 +1,8 @@
-"""experiments/suboptimal_moves.py: which moves of a won game are the winner's to count."""
+"""experiments/suboptimal_moves/suboptimal_moves.py: which moves of a won game are the winner's to count."""
 
 import pytest
 
-from experiments import suboptimal_moves
+from experiments.suboptimal_moves import suboptimal_moves
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""experiments/zoo_select.py: S1–S3 from an Elo curve, W1–W3 by measured win rate, export to a zoo."""
+"""experiments/elo_curve/zoo_select.py: S1–S3 from an Elo curve, W1–W3 by measured win rate, export to a zoo."""
 
 import os
 
@@ -7,7 +7,9 @@ import optax
 import pytest
 from experiments_configs_test import configured
 
-from experiments import common, run, zoo_select
+from experiments import run
+from experiments.elo_curve import zoo_select
+from experiments.lib import common
 from saijax import zoo
 from saijax.core import checkpoints, networks
 from saijax.learn import training
@@ -127,9 +129,9 @@ def test_an_elo_csv_rating_unkept_generations_is_an_error(run_dir, tmp_path, cap
 
 
 def test_elo_curve_rates_kept_generations_and_resumes(run_dir, tmp_path, capsys):
-    """experiments/elo_curve.py on a run's checkpoints, through its config at a tiny size; a longer list plays
+    """experiments/elo_curve/elo_curve.py on a run's checkpoints, through its config at a tiny size; a longer list plays
     only the new pairings."""
-    from experiments import elo_curve
+    from experiments.elo_curve import elo_curve
 
     workdir, _ = run_dir
     settings = dict(workdir=workdir, generations=[0, 1, 2], komi=0.5, neighbours=1, random_pairings=1)

@@ -41,12 +41,12 @@ flags.mark_flags_as_required(["config", "workdir"])
 
 
 # What the full run of a shipped config reached, for the final printout:
-# numbers from shipped tables only. go5.py: experiments/results/baselines/main/
+# numbers from shipped tables only. go5.py: experiments/baselines/results/main/
 # curves.csv (arm SAI, seed 0: configs/go5.py on 2 CPU cores shared with other
 # jobs) and the zoo's `go5` net (saijax/zoo/index.json).
 _MEASURED = {
     "go5.py": (
-        "the full configs/go5.py run, as measured (experiments/results/baselines/main/curves.csv, SAI seed 0,\n"
+        "the full configs/go5.py run, as measured (experiments/baselines/results/main/curves.csv, SAI seed 0,\n"
         "  2 shared CPU cores): α_∅ +8.35 at generation 11 (5 minutes), first above 20 at generation 20\n"
         "  (8 minutes), +24.69 at generation 27 (11 minutes); first move C3 from generation 1. The zoo's go5\n"
         "  net (generation 50): α_∅ +24.92, β_∅ 3.34. Perfect 5×5 play: komi 25, first move C3."

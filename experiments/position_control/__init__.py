@@ -1,0 +1,1 @@
+"""Position control ([PosCtl] §5, §7): experiments/position_control/README.md."""

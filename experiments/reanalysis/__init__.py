@@ -1,0 +1,1 @@
+"""The first round re-analysed: experiments/reanalysis/README.md."""
