@@ -24,9 +24,9 @@ The self-play rules are those the sharp-value experiment measured
 A generation is 128 games: about 0.25 M self-play evaluations at 64
 simulations, 1 M at 256. The run goes in time-boxed legs
 (`--config.time_limit_minutes=M`, README "Long runs in legs"); seed 1 is
-`--config.seed=1`. Targets, budget and both seeds' figures:
-experiments/README.md, "SAI from random weights"; their curves and legs:
-experiments/results/sharp_recipe/.
+`--config.seed=1`. Targets, budget and where both seeds stand:
+experiments/sharp_recipe/README.md (tables in its results/main/); their
+newest legs: experiments/legs/sharp_s0/leg, sharp_s1/leg.
 """
 
 import os

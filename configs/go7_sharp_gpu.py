@@ -15,8 +15,8 @@ batches of 512, bfloat16 self-play, the compilation cache and 8-minute
 legs, as `go7_gpu.py`. Nothing has run under it on a GPU yet.
 
 The config this file held before (go7-gpu-G46's 4×64 net fine-tuned under
-the rounds 3–8 recipe) is the `config.json` of its shipped leg,
-`experiments/legs/go7_sharp_gpu_run/`.
+the rounds 3–8 recipe, never run on a GPU) is in the sharp value's journal,
+experiments/sharp_value/journal.md.
 """
 
 import os

@@ -6,7 +6,7 @@ at 1e-4 for 4,000 steps of 512) with the GPU switches of `go7_gpu.py` and
 nothing else changed. The run goes in legs of at most 8 minutes
 (`benchmarks/gpu_leg.py run go9_gpu`, docs/performance.md "The GPU lane");
 each leg resumes from the one before, committed in
-`experiments/results/go9_gpu_run/leg/`.
+`experiments/legs/go9_gpu_run/leg/`.
 
 It keeps default.py's fixes for 9×9 self-play collapsing into pass-ended
 games (issue 32, docs/design.md §6), by inheriting them, so that a later fix

@@ -297,7 +297,7 @@ def test_without_default_pys_pass_rules_the_first_passes_come_early(tmp_path, mo
 def test_the_leg_script_keeps_what_pipeline_says_a_leg_needs(tmp_path):
     leg = _module()
     assert leg.leg_paths(str(tmp_path), 7) == pipeline.leg_files(str(tmp_path), 7)
-    assert leg.committed_leg("go7_gpu") == os.path.join(REPO, "experiments", "results", "go7_gpu_run", "leg")
+    assert leg.committed_leg("go7_gpu") == os.path.join(REPO, "experiments", "legs", "go7_gpu_run", "leg")
 
 
 def _fake_run(workdir):

@@ -185,7 +185,7 @@ def test_the_recipe_runs_from_an_empty_workdir(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_each_seeds_shipped_leg_resumes(seed, tmp_path):
-    leg = LEGS / f"sharp_s{seed}"
+    leg = LEGS / f"sharp_s{seed}" / "leg"
     shipped = json.load(open(leg / "config.json"))
     assert shipped["seed"] == seed and shipped["init_checkpoint"] == ""
     rows = [json.loads(line) for line in open(leg / "metrics.jsonl")]
@@ -210,7 +210,7 @@ def test_each_seeds_shipped_leg_resumes(seed, tmp_path):
 
 def test_each_seed_ships_a_compact_leg_of_the_recipe():
     for seed in (0, 1):
-        leg = LEGS / f"sharp_s{seed}"
+        leg = LEGS / f"sharp_s{seed}" / "leg"
         assert sorted(os.listdir(leg)) == ["checkpoints", "config.json", "metrics.jsonl"], leg
         shipped = json.load(open(leg / "config.json"))
         recipe = config_lib.load_config(str(RECIPE)).to_dict()

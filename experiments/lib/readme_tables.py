@@ -1150,6 +1150,26 @@ def documents(root: str = EXPERIMENTS) -> list[str]:
     return sorted(found)
 
 
+@table("sharp_recipe_targets")
+def _sharp_recipe_targets(results: str) -> str:
+    """Each seed's targets of issue 63: the figure, its spread and whether it is met."""
+    rows = _rows(results, "sharp_recipe/results/main", "targets.csv")
+    met = ("met", lambda r: "**yes**" if r["met"] == "True" else "no")
+    return _grid(rows, (("seed", "seed", ""), ("target", "target", ""), ("figure", "figure", ""),
+                        ("spread", "spread", ""), met))  # fmt: skip
+
+
+@table("sharp_recipe_timing")
+def _sharp_recipe_timing(results: str) -> str:
+    """Where each seed's wall time went."""
+    rows = _rows(results, "sharp_recipe/results/main", "timing.csv")
+    return _grid(rows, (("seed", "seed", ""), ("generations", "generations", ""),
+                        ("evaluations (M)", "evaluations_m", ".2f"), ("wall hours", "wall_hours", ".2f"),
+                        ("self-play evaluations/s", "selfplay_evaluations_per_s", ".0f"),
+                        ("self-play share", "selfplay_share", ".2f"), ("training share", "train_share", ".2f"),
+                        ("rest", "other_share", ".2f")))  # fmt: skip
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="experiments.lib.readme_tables", description=__doc__.split("\n\n")[0])
     p.add_argument("--check", action="store_true", help="only check: exit 1 naming the tables that differ")

@@ -31,8 +31,8 @@ import os
 
 import numpy as np
 
-from experiments import common
-from experiments.common import setting
+from experiments.lib import common
+from experiments.lib.common import setting
 
 ALPHA_TARGET = (8.5, 9.5)  # α_∅ within 9 ± 0.5
 BETA_TARGET = 2.0  # β_∅ at least
@@ -62,7 +62,7 @@ class Settings(common.Settings):
     """The settings (the module docstring)."""
 
     runs: tuple[str, ...] = setting(
-        ("experiments/legs/sharp_s0", "experiments/legs/sharp_s1"), "each seed's workdir or shipped leg"
+        ("experiments/legs/sharp_s0/leg", "experiments/legs/sharp_s1/leg"), "each seed's workdir or shipped leg"
     )
     names: tuple[str, ...] = setting(("seed 0", "seed 1"), "a name per run")
     last: int = setting(10, "generations the α_∅/β_∅ targets average over")
