@@ -252,7 +252,8 @@ FIRST_PASS_MOVE = 54
 
 
 def _go9(tmp_path, monkeypatch, **fields):
-    config = _small(GO9_GPU, board=9, slots=32, simulations=8, training__steps_per_generation=4, **fields)
+    fields = {"training__steps_per_generation": 4, "training__samples_per_new_row": 0.0, **fields}  # 4 steps
+    config = _small(GO9_GPU, board=9, slots=32, simulations=8, **fields)
     with config.unlocked():
         config.selfplay.sgf_games_per_generation = 0
     return _one_generation(config, tmp_path / "go9_gpu", monkeypatch)

@@ -225,7 +225,11 @@ def test_small_default_self_play_does_not_collapse_and_the_warning_catches_one_t
         search__root_pass_rule="search",
         selfplay__random_min_visits=0,
         selfplay__random_losing_threshold=0.0,
-        selfplay__noise_moves=-1,  # default.py's noise at every root before the sharp recipe
+        # default.py's opening before the sharp recipe: noise at every root, drawn ∝ visits at T = 1
+        selfplay__noise_moves=-1,
+        selfplay__random_temperature=1.0,
+        selfplay__random_takeback=False,
+        selfplay__opening_policy="visits",
     )
     assert any(m["first_move"] == "pass" for m in metrics), [m["first_move"] for m in metrics]
     # The warning fires on what a collapse does to self-play (here: more
