@@ -48,6 +48,7 @@ CURVE_KEYS = (
     "pass_ended_games",
     "black_winrate",
 )
+TIMING_KEYS = ("selfplay_evaluations", "seconds", "selfplay_seconds", "train_seconds")
 END_CHECK_TARGETS = (
     "gtp_black_winrate_komi_8.5",
     "gtp_black_winrate_komi_9.5",
@@ -87,14 +88,7 @@ def read_run(path: str) -> list[dict]:
     if generations != list(range(len(generations))):
         missing = sorted(set(range(max(generations) + 1)) - set(generations)) if generations else []
         raise ValueError(f"{path}/metrics.jsonl: generations must run from 0 without gaps; missing {missing[:5]}")
-    rows = common.learning_curve(metrics, CURVE_KEYS)
-    for row in rows:
-        m = metrics[row["generation"]]
-        row["selfplay_seconds"] = m.get("selfplay_seconds", 0.0)
-        row["train_seconds"] = m.get("train_seconds", 0.0)
-        row["seconds"] = m.get("seconds", 0.0)
-        row["evaluations"] = m.get("selfplay_evaluations", 0)
-    return rows
+    return common.learning_curve(metrics, (*CURVE_KEYS, *TIMING_KEYS))
 
 
 def _mean_range(values: list[float]) -> tuple[float, float, float]:
@@ -139,10 +133,10 @@ def targets(name: str, curve: list[dict], last: int, end_checks: list[dict]) -> 
 def timing(name: str, curve: list[dict]) -> dict:
     """Where one seed's wall time went: self-play evaluations per second, and the shares of self-play,
     training and the rest (compiling, checkpoints, the replay window) of the generations' seconds."""
-    seconds = sum(r["seconds"] for r in curve)
-    selfplay = sum(r["selfplay_seconds"] for r in curve)
-    train = sum(r["train_seconds"] for r in curve)
-    evaluations = sum(r["evaluations"] for r in curve)
+    seconds, selfplay, train, evaluations = (
+        sum(float(r[k] or 0.0) for r in curve)
+        for k in ("seconds", "selfplay_seconds", "train_seconds", "selfplay_evaluations")
+    )
     return dict(
         seed=name,
         generations=len(curve),

@@ -79,7 +79,7 @@ import numpy as np
 
 import saijax
 from saijax.core import go, search
-from saijax.gtp import kata_query
+from saijax.gtp import kata_query, server
 from saijax.gtp.analysis import RoundPool, score_stdev, search_round
 from saijax.gtp.engine import MAX_VISITS, GtpEngine, check_gumbel_scale
 from saijax.gtp.kata_query import QueryError, Settings
@@ -542,16 +542,7 @@ def serve(engine_factory: Callable[[Callable[[dict], None]], AnalysisEngine], st
             stdout.flush()
 
     engine = engine_factory(write)
-    inbox: queue.Queue = queue.Queue()
-
-    def reader():
-        try:
-            for raw in iter(stdin.readline, b""):
-                inbox.put(raw)
-        finally:
-            inbox.put(None)
-
-    threading.Thread(target=reader, name="analysis-stdin", daemon=True).start()
+    inbox = server.read_lines(stdin, "analysis-stdin")
     eof = False
     while True:
         while not eof:

@@ -17,15 +17,12 @@ import threading
 
 from saijax.gtp.engine import GtpEngine
 
-__all__ = ["serve"]
+__all__ = ["read_lines", "serve"]
 
 
-def serve(engine: GtpEngine, stdin, stdout) -> None:
-    """Runs the engine over binary streams until ``quit`` or end of input.
-
-    A reader thread queues input lines, so streaming analysis can check for
-    the next command between rounds and stop as soon as one arrives.
-    """
+def read_lines(stdin, name: str) -> queue.Queue:
+    """A queue that a daemon thread named ``name`` fills with ``stdin``'s lines (bytes), then None at end
+    of input, so that a server can look for the next line between rounds of a search without blocking."""
     inbox: queue.Queue = queue.Queue()
 
     def reader():
@@ -35,7 +32,18 @@ def serve(engine: GtpEngine, stdin, stdout) -> None:
         finally:
             inbox.put(None)
 
-    threading.Thread(target=reader, name="gtp-stdin", daemon=True).start()
+    threading.Thread(target=reader, name=name, daemon=True).start()
+    return inbox
+
+
+def serve(engine: GtpEngine, stdin, stdout) -> None:
+    """Runs the engine over binary streams until ``quit`` or end of input.
+
+    A reader thread queues input lines (:func:`read_lines`), so streaming
+    analysis can check for the next command between rounds and stop as soon
+    as one arrives.
+    """
+    inbox = read_lines(stdin, "gtp-stdin")
 
     def write(text: str) -> None:
         if text:
