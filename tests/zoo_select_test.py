@@ -148,3 +148,58 @@ def test_elo_curve_rates_kept_generations_and_resumes(run_dir, tmp_path, capsys)
     assert "4 cells of 2 games (3 already played)" in capsys.readouterr().out  # only gen2-gen3 is new
     assert len(common.read_csv(os.path.join(out, "games.csv"))) == 8
     assert [r["net"] for r in common.read_csv(os.path.join(out, "elo.csv"))][-1] == "gen3"
+
+
+def test_an_archived_run_is_rated_and_its_zoo_copied_byte_for_byte(run_dir, tmp_path, capsys):
+    """A run in legs: its kept checkpoints archived (python -m saijax.zoo archive), the workdir gone; the Elo curve
+    and the selection play the archived bytes, and the exported zoo entries are those bytes."""
+    from experiments.elo_curve import elo_curve
+    from saijax.cli import zoo as zoo_cli
+
+    workdir, elo = run_dir
+    archive = str(tmp_path / "nets")
+    argv = [f"--workdir={workdir}", f"--directory={archive}", "--every=2", "--generations=1,3", "--run=fake"]
+    assert zoo_cli.main(["archive", *argv]) == 0
+    assert "5 added, 5 in all" in capsys.readouterr().out
+    assert zoo_cli.main(["archive", *argv]) == 0  # nothing new: archived bytes never change
+    assert "0 added, 5 in all" in capsys.readouterr().out
+    assert sorted(zoo.archived_generations(archive)) == [0, 1, 2, 3, 4]
+    assert zoo.entry("gen3", archive).dtype == "float16" and zoo.entry("gen3", archive).generation == 3
+    gone = str(tmp_path / "fresh_leg")  # a later session's workdir: no old checkpoints
+    os.makedirs(gone)
+    out = str(tmp_path / "elo")
+    curve = [f"--workdir={gone}", f"--archive={archive}", f"--outdir={out}", "--visits=2", "--games=2"]
+    assert elo_curve.main([*curve, "--komi=0.5", "--neighbours=1", "--random_pairings=1"]) == 0
+    assert [r["net"] for r in common.read_csv(os.path.join(out, "elo.csv"))] == [
+        "random",
+        *(f"gen{g}" for g in range(5)),
+    ]
+    zoo_dir = str(tmp_path / "zoo")
+    select = [f"--workdir={gone}", f"--archive={archive}", f"--elo={elo}", f"--outdir={tmp_path / 'sel'}"]
+    select += ["--visits=2", "--games=2", "--komi=0.5", "--candidates=1", "--targets=0.6,0.7", f"--export={zoo_dir}"]
+    assert zoo_select.main([*select, "--prefix=t-"]) == 0
+    for role, record in zoo.entries(zoo_dir).items():
+        source = zoo.entry(f"gen{record.generation}", archive)
+        assert record.sha256 == source.sha256 and record.alpha_empty == source.alpha_empty, role
+        assert record.run == "fresh_leg" and record.elo is not None
+    assert zoo.entries(zoo_dir)["t-S1"].generation == 4
+    # Without the archive, the fresh workdir holds nothing to rate.
+    assert zoo_select.main([f"--workdir={gone}", f"--elo={elo}", f"--outdir={tmp_path}", "--visits=2"]) == 2
+    assert "no kept checkpoints and no archived generations" in capsys.readouterr().err
+
+
+def test_archive_errors_name_the_generation_and_the_field(run_dir, tmp_path, capsys):
+    from saijax.cli import zoo as zoo_cli
+
+    workdir, _ = run_dir
+    with pytest.raises(ValueError, match=r"generations \[9\] are not kept"):
+        zoo.archive(workdir, str(tmp_path / "a"), generations=(9,))
+    with pytest.raises(ValueError, match="every must be at least 1"):
+        zoo.archive(workdir, str(tmp_path / "a"), every=0)
+    assert zoo_cli.main(["archive", f"--workdir={workdir}", f"--directory={tmp_path}", "--generations=x"]) == 2
+    assert "--generations='x'" in capsys.readouterr().err
+    zoo.archive(workdir, str(tmp_path / "a"), generations=(2,))
+    with pytest.raises(ValueError, match="cannot set generation"):
+        zoo.copy_entry("gen2", str(tmp_path / "a"), "copy", directory=str(tmp_path / "b"), generation=5)
+    with pytest.raises(KeyError, match="no zoo entry 'gen7'"):
+        zoo.copy_entry("gen7", str(tmp_path / "a"), "copy", directory=str(tmp_path / "b"))

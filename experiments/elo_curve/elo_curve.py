@@ -6,7 +6,10 @@
 The SAI papers rate every network of a run by maximum likelihood over a
 graph of matches: each net against nets a few generations apart, and the
 random net as the anchor (Elo 0). This script does the same for the
-generations whose checkpoints a run kept (``config.keep_checkpoint_every``):
+generations whose checkpoints a run kept (``config.keep_checkpoint_every``),
+in its workdir or, for a run in legs whose workdirs do not last, archived
+(``--archive``, ``python -m saijax.zoo archive``; an archived generation is
+rated from its archived bytes):
 
 * nets: the random net (same shape as generation 0's) and every kept
   generation (optionally only every ``--every``-th of them);
@@ -64,7 +67,8 @@ class Settings(common.MatchSettings):
     games: int = setting(40, "games per pairing")
     visits: int = 32
     board_size: int | None = setting(None, "the checkpoints' board size (default: theirs)")
-    workdir: str = setting("", "a run's workdir (its kept checkpoints are rated)")
+    workdir: str = setting("", "a run's workdir (its kept checkpoints are rated; its metrics.jsonl read)")
+    archive: str = setting("", "a zoo directory of the run's generations (python -m saijax.zoo archive), rated too")
     every: int = setting(1, "rate every k-th kept generation")
     generations: tuple[int, ...] = setting((), "generations to rate (default: all kept)")
     neighbours: int = 2
@@ -84,16 +88,23 @@ def run(settings: Settings) -> dict:
         curve = read_csv(os.path.join(settings.outdir, "learning_curve.csv"))
         plot(rows, curve, os.path.join(settings.outdir, "elo_curve.png"), title=settings.title)
         return {"rows": rows, "curve": curve}
-    gens = kept_generations(settings.workdir)
+    specs = common.run_nets(settings.workdir, settings.archive)
+    gens = list(specs)
     if settings.generations:
         wanted = set(settings.generations)
         gens = [g for g in gens if g in wanted]
     gens = gens[:: settings.every]
     if len(gens) < 2:
-        raise ValueError(f"{settings.workdir}: need at least 2 kept checkpoints, found {gens}")
+        raise ValueError(f"{settings.workdir or settings.archive}: need at least 2 kept checkpoints, found {gens}")
     options = settings.player_options()
-    checkpoints = [(f"gen{g}", os.path.join(settings.workdir, "checkpoints", str(g))) for g in gens]
-    loaded = common.load_nets(checkpoints, board_size=settings.board_size, options=options, seed=settings.seed)
+    checkpoints = [(f"gen{g}", specs[g]) for g in gens]
+    loaded = common.load_nets(
+        checkpoints,
+        board_size=settings.board_size,
+        options=options,
+        seed=settings.seed,
+        zoo_dir=settings.archive or None,
+    )
     spec = loaded[0].net.spec
     shape = settings.player_options(blocks=spec.blocks, filters=spec.filters, value_head=spec.value_head)
     (random,) = common.load_nets("random", board_size=spec.board_size, options=shape, seed=settings.seed)

@@ -65,7 +65,8 @@ class Settings(common.MatchSettings):
     games: int = setting(20, "games per (strong net, candidate)")
     visits: int = 128
     board_size: int | None = setting(None, "the checkpoints' board size (default: theirs)")
-    workdir: str = setting(help="the run's workdir (its kept checkpoints)")
+    workdir: str = setting(help="the run's workdir (its kept checkpoints, its config.json)")
+    archive: str = setting("", "a zoo directory of the run's generations (python -m saijax.zoo archive), used first")
     elo: str = setting(help="the run's elo.csv (experiments/elo_curve/elo_curve.py)")
     targets: tuple[float, ...] = setting(DEFAULT_TARGETS, "the strong nets' target win rates against W1, W2, ...")
     candidates: int = setting(2, "candidate generations measured per target")
@@ -210,8 +211,11 @@ def choose_weak(calibration: list[dict], targets: list[float]) -> list[dict]:
 def play(settings: Settings, strong: list[dict], cands: list[dict]) -> list[results.GameResult]:
     """Every (strong net, candidate) pairing, ``settings.games`` games each, resuming ``games.csv``."""
     gens = sorted({r["generation"] for r in strong} | {c["generation"] for c in cands})
-    specs = [(f"gen{g}", os.path.join(settings.workdir, "checkpoints", str(g))) for g in gens]
-    loaded = common.load_nets(specs, board_size=settings.board_size, options=settings.player_options())
+    nets = common.run_nets(settings.workdir, settings.archive)
+    specs = [(f"gen{g}", nets[g]) for g in gens]
+    loaded = common.load_nets(
+        specs, board_size=settings.board_size, options=settings.player_options(), zoo_dir=settings.archive or None
+    )
     nets = {p.name: p for p in loaded}
     pairs = [(f"gen{s['generation']}", f"gen{c['generation']}") for c in cands for s in strong]
 
@@ -243,6 +247,7 @@ def export(settings: Settings, selection: list[dict], elo_rows: list[dict], cali
     by_gen = {r["generation"]: r for r in elo_rows}
     cal = {r["generation"]: r for r in calibration}
     config = os.path.join(settings.workdir, "config.json")
+    nets = common.run_nets(settings.workdir, settings.archive)
     for row in selection:
         g = row["generation"]
         e = by_gen[g]
@@ -257,18 +262,21 @@ def export(settings: Settings, selection: list[dict], elo_rows: list[dict], cali
                 f"{settings.visits} visits, komi {settings.komi}, {settings.opening_moves} random opening moves; "
                 f"{os.path.join(settings.outdir, 'calibration.csv')})"
             )
-        record = zoo.export(
-            os.path.join(settings.workdir, "checkpoints", str(g)),
-            f"{settings.prefix}{row['role']}",
-            directory=settings.export,
+        fields = dict(
             elo=e["elo"],
             elo_ci=(e["elo_lo"], e["elo_hi"]),
             run=settings.run or os.path.basename(os.path.normpath(settings.workdir)),
             command=settings.train_command or f"see {config}",
             seed=settings.run_seed,
             notes=notes,
-            dtype=settings.dtype,
         )
+        name = f"{settings.prefix}{row['role']}"
+        if nets[g].startswith(zoo.PREFIX):  # archived: the very bytes the games were played with
+            record = zoo.copy_entry(
+                nets[g][len(zoo.PREFIX) :], settings.archive, name, directory=settings.export, **fields
+            )
+        else:
+            record = zoo.export(nets[g], name, directory=settings.export, dtype=settings.dtype, **fields)
         print(f"exported {record.name}: generation {g}, α_∅ {record.alpha_empty:+.2f}, β_∅ {record.beta_empty:.3f}")
 
 
@@ -279,10 +287,11 @@ def run(settings: Settings) -> dict:
     for t in targets:
         elo_gap(t)
     rows = rated_generations(common.read_csv(settings.elo))
-    kept = set(common.kept_generations(settings.workdir))
+    kept = set(common.run_nets(settings.workdir, settings.archive))
     missing = [r["generation"] for r in rows if r["generation"] not in kept]
     if missing:
-        raise ValueError(f"--elo={settings.elo} rates generations {missing} that {settings.workdir} does not keep")
+        where = settings.workdir + (f" or {settings.archive}" if settings.archive else "")
+        raise ValueError(f"--elo={settings.elo} rates generations {missing} that {where} does not keep")
     strong = strongest(rows)
     cands = candidates(rows, strong, targets, settings.candidates, list(settings.extra))
     print("strong:", ", ".join(f"gen{s['generation']} ({s['elo']:.0f})" for s in strong))

@@ -101,6 +101,7 @@ __all__ = [
     "reset_games",
     "play_cells",
     "kept_generations",
+    "run_nets",
     "read_metrics",
     "learning_curve",
     "check_nets",
@@ -774,6 +775,29 @@ def kept_generations(workdir: str) -> list[int]:
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"{workdir} has no checkpoints directory")
     return sorted(int(d) for d in os.listdir(directory) if d.isdecimal() and os.path.isdir(os.path.join(directory, d)))
+
+
+def run_nets(workdir: str, archive: str = "") -> dict[int, str]:
+    """generation -> net spec of a run's nets, for :func:`load_nets` with ``zoo_dir=archive``.
+
+    A generation in ``archive`` (a zoo directory of the run's generations,
+    ``python -m saijax.zoo archive``) is ``zoo:gen<g>``: its stored bytes never
+    change from one session to the next, so games already played against it
+    stay valid; any other kept checkpoint of ``workdir`` is its step directory.
+
+    Raises:
+      FileNotFoundError: neither holds a net.
+    """
+    out: dict[int, str] = {}
+    if workdir and os.path.isdir(os.path.join(workdir, "checkpoints")):
+        out = {g: os.path.join(workdir, "checkpoints", str(g)) for g in kept_generations(workdir)}
+    if archive:
+        if not os.path.isdir(archive):
+            raise FileNotFoundError(f"archive {archive}: no such directory")
+        out |= {g: f"{zoo.PREFIX}{e.name}" for g, e in zoo.archived_generations(archive).items()}
+    if not out:
+        raise FileNotFoundError(f"{workdir or archive}: no kept checkpoints and no archived generations")
+    return dict(sorted(out.items()))
 
 
 def read_metrics(workdir: str) -> dict[int, dict]:

@@ -38,7 +38,7 @@ from flax import serialization
 from saijax.core import checkpoints, go, networks, search
 from saijax.play import players
 
-__all__ = ["ZOO_DIR", "ZooEntry", "entries", "entry", "load", "export"]
+__all__ = ["ZOO_DIR", "ZooEntry", "entries", "entry", "load", "export", "copy_entry", "archive", "archived_generations"]
 
 ZOO_DIR = os.path.dirname(os.path.abspath(__file__))
 _INDEX = "index.json"
@@ -285,14 +285,128 @@ def export(
         notes=notes,
         dtype=dtype,
     )
+    _write_record(directory, record)
+    return record
+
+
+def _write_record(directory: str, record: ZooEntry) -> None:
+    """Adds (or replaces) ``record`` in ``directory``'s index, atomically."""
     known = _read_index(directory)
-    known[name] = record
+    known[record.name] = record
     index = {"entries": [known[k].to_dict() for k in sorted(known)]}
     with open(_index_path(directory) + ".tmp", "w", encoding="utf-8") as f:
         json.dump(index, f, indent=1)
         f.write("\n")
     os.replace(_index_path(directory) + ".tmp", _index_path(directory))
-    return record
+
+
+def copy_entry(name: str, source: str, new_name: str, *, directory: str | None = None, **record: Any) -> ZooEntry:
+    """Copies entry ``name`` of the zoo directory ``source`` into ``directory`` as ``new_name``.
+
+    The weights' bytes are copied unchanged (so α_∅, β_∅ and the dtype carry
+    over); ``record`` replaces fields of the copied record (``elo``,
+    ``elo_ci``, ``run``, ``command``, ``seed``, ``notes``). Used to promote a
+    run's archived generation (:func:`archive`) into the shipped zoo.
+    """
+    if not _NAME.fullmatch(new_name):
+        raise ValueError(f"zoo entry name {new_name!r}: use letters, digits and _.- only")
+    allowed = {"elo", "elo_ci", "run", "command", "seed", "notes"}
+    if set(record) - allowed:
+        raise ValueError(f"copy_entry: cannot set {', '.join(sorted(set(record) - allowed))}; only {sorted(allowed)}")
+    e, _ = load_variables(name, source)  # checks the source's SHA-256 and shapes
+    directory = directory or ZOO_DIR
+    os.makedirs(directory, exist_ok=True)
+    file = f"{new_name}.msgpack"
+    path = os.path.join(directory, file)
+    with open(os.path.join(source, e.file), "rb") as f:
+        data = f.read()
+    with open(path + ".tmp", "wb") as f:
+        f.write(data)
+    os.replace(path + ".tmp", path)
+    copied = dataclasses.replace(e, name=new_name, file=file, sha256=_sha256(path), **record)
+    _write_record(directory, copied)
+    return copied
+
+
+ARCHIVE_NAME = re.compile(r"^gen(\d+)$")
+
+
+def archive_name(generation: int) -> str:
+    """The name of a run's generation in its archive: ``gen<generation>`` (as the arena names a checkpoint)."""
+    return f"gen{int(generation)}"
+
+
+def archived_generations(directory: str) -> dict[int, ZooEntry]:
+    """generation -> record of the entries of an archive directory (:func:`archive`) named ``gen<g>``.
+
+    Raises:
+      ValueError: an entry's name and its recorded generation disagree.
+    """
+    out = {}
+    for name, e in entries(directory).items():
+        m = ARCHIVE_NAME.fullmatch(name)
+        if not m:
+            continue
+        if int(m[1]) != e.generation:
+            raise ValueError(f"{_index_path(directory)}: entry {name!r} records generation {e.generation}")
+        out[e.generation] = e
+    return dict(sorted(out.items()))
+
+
+def archive(
+    workdir: str | os.PathLike,
+    directory: str,
+    *,
+    every: int = 1,
+    generations: tuple[int, ...] = (),
+    dtype: str = "float16",
+    run: str = "",
+    command: str = "",
+    seed: int = 0,
+) -> list[ZooEntry]:
+    """Archives a run's kept checkpoints as zoo entries ``gen<g>`` of ``directory`` (a zoo directory).
+
+    A run's kept checkpoints live in its workdir, which does not outlast a
+    session; the archive (inference weights only, float16 by default: a 3×32
+    7×7 net is about 180 kB) is small enough to commit, so an Elo curve and
+    the zoo's selection (``experiments/elo_curve/``) can span the legs of a
+    run. Takes every kept generation that is a multiple of ``every`` or in
+    ``generations``, and skips those already archived (their bytes never
+    change, so games already played against them stay valid).
+
+    Returns:
+      The records added, oldest first.
+
+    Raises:
+      ValueError: a generation of ``generations`` is not kept in the workdir.
+    """
+    if every < 1:
+        raise ValueError(f"archive: every must be at least 1, not {every}")
+    checkpoints_dir = os.path.join(os.fspath(workdir), "checkpoints")
+    if not os.path.isdir(checkpoints_dir):
+        raise ValueError(f"archive: {workdir} has no checkpoints directory")
+    kept = sorted(int(d) for d in os.listdir(checkpoints_dir) if d.isdecimal())
+    missing = sorted(set(generations) - set(kept))
+    if missing:
+        raise ValueError(f"archive: generations {missing} are not kept in {checkpoints_dir} (kept: {kept})")
+    done = archived_generations(directory) if os.path.isdir(directory) else {}
+    added = []
+    for g in kept:
+        if g in done or not (g % every == 0 or g in generations):
+            continue
+        added.append(
+            export(
+                os.path.join(checkpoints_dir, str(g)),
+                archive_name(g),
+                directory=directory,
+                run=run,
+                command=command,
+                seed=seed,
+                notes=f"generation {g} of {run or workdir}, archived from its kept checkpoint",
+                dtype=dtype,
+            )
+        )
+    return added
 
 
 def empty_board_sigmoid(player: players.Player) -> tuple[float, float]:
