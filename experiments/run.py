@@ -19,7 +19,11 @@ ConfigDict like the training configs of ``configs/``) declares:
 * ``verdicts``: the ledger's verdicts, each with the test it rested on and
   the rows of ``paired_tests.csv`` it rests on now;
 * ``figures``: per run, the PNGs its folder must hold;
-* ``outdir``: ``experiments/<claim>/results/``.
+* ``outdir``: ``experiments/<claim>/results/``;
+* ``zoo``: the zoo its nets come from, ``flat`` (the ``configs/go7.py`` run's go7-S1…W3) or
+  ``sharp`` (the sharp recipe's go7-sharp-S1…W3, results in ``<outdir>/sharp/<run>/``), and
+  ``zoos``: per zoo, the claim's own renames (its judge) and runs
+  (:func:`experiments.lib.claims.for_zoo`).
 
 By default nothing is played: the tests come from the shipped games
 (``shipped``), ``<outdir>/paired_tests.csv`` gets every test with its family
@@ -44,10 +48,10 @@ from absl import app
 from ml_collections import config_flags
 
 from experiments.lib import common, paired
-from experiments.lib.claims import claim_config, science, settings
+from experiments.lib.claims import claim_config, for_zoo, science, settings
 from saijax.learn import config as config_lib
 
-__all__ = ["claim_config", "play", "run", "science", "selected", "settings", "tests", "verdict_rows"]
+__all__ = ["claim_config", "for_zoo", "play", "run", "science", "selected", "settings", "tests", "verdict_rows"]
 
 
 def _perform(module, settings: common.Settings) -> None:
@@ -127,7 +131,9 @@ def verdict_rows(verdicts: Sequence[Mapping], rows: Sequence[dict]) -> list[dict
 
 def run(config) -> list[dict]:
     """Plays (``config.play``) or reads the shipped games, writes paired_tests.csv (and verdicts.csv); returns
-    the test rows."""
+    the test rows. ``config.zoo`` names the zoo the claim is played on (:func:`experiments.lib.claims.for_zoo`:
+    ``flat``, the config as it is; ``sharp``, its nets renamed and its results in ``<outdir>/sharp/``)."""
+    config = for_zoo(config)
     if config.play:
         dirs = play(config)
     else:

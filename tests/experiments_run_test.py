@@ -186,3 +186,45 @@ def test_only_plays_the_named_runs_and_names_an_unknown_one(tmp_path, monkeypatc
     with pytest.raises(ValueError, match=r"only: no run 'go8'; the runs are go5, go7, go7_gpu"):
         run.play(_config("gnugo_strength", tmp_path, play=True, only="go7,go8"))
     assert played == [str(tmp_path / "go7")]
+
+
+def test_a_claim_is_played_on_another_zoo_into_its_own_folder(tmp_path):
+    """--config.zoo=sharp: the flat zoo's nets renamed (here to 5×5 zoo nets standing in for the sharp ones), the
+    results in <outdir>/sharp/<run>/, the families kept; zoo=flat is the config itself."""
+    config = _tiny("recovery", tmp_path)
+    with config.unlocked():
+        config.runs.main.strong = ["zoo:go7-S1", "zoo:go7-S2"]
+        config.runs.main.opponent = "zoo:go7-W1"
+    assert run.for_zoo(config) is config  # flat: nothing renamed, the shipped folders as they are
+    with config.unlocked():
+        config.zoo = "sharp"
+        config.zoos.sharp.names = {"go7-S1": "go5", "go7-S2": "go5-sai", "go7-W1": "go5-weak"}
+    rows = run.run(config)
+    games = common.read_csv(tmp_path / "sharp" / "main" / "games.csv")
+    players = {g[colour].partition("[")[0] for g in games for colour in ("black", "white")}  # go5[l=1,m=0]: its agent
+    assert players == {"go5", "go5-sai", "go5-weak"}
+    assert (tmp_path / "sharp" / "paired_tests.csv").exists() and not (tmp_path / "main").exists()
+    assert {r["family"] for r in rows} - {""} == set(config.families)
+    # Read back from the zoo's own shipped folder, as --config.zoo=sharp does without play.
+    with config.unlocked():
+        config.play, config.verdicts = False, []  # the tiny runs play no H2, which the verdicts need
+    assert len(run.run(config)) == len(rows)
+
+
+def test_another_zoo_refuses_an_unknown_zoo_a_missing_net_and_missing_games(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    config = _config("handicap", tmp_path, zoo="round")
+    with pytest.raises(ValueError, match=r"zoo: 'round' is not a zoo of this claim; use one of flat, sharp"):
+        run.run(config)
+    with config.unlocked():
+        config.zoo, config.play = "sharp", True
+        config.zoos.sharp.names = {"go7-S2": "go7-S2"}  # one stand-in is there; the rest are not
+    with pytest.raises(ValueError, match=r"zoo=sharp: the model zoo has no go7-sharp-S1, go7-sharp-S3, go7-sharp-W1"):
+        run.run(config)
+    with config.unlocked():
+        config.play = False
+    with pytest.raises(ValueError, match=r"run 'main' has no shipped games in .*sharp/main; play them"):
+        run.run(config)
+    config = _config("styles", tmp_path, zoo="sharp")
+    with pytest.raises(ValueError, match="no run of experiments.styles.styles plays a net of the sharp zoo"):
+        run.run(config)

@@ -34,4 +34,7 @@ def get_config():
         go7_gpu="experiments/gtp_fair_komi/results/go7_gpu",
     )
     c.figures = dict(main=["gtp_fair_komi.png"], old_zoo=["gtp_fair_komi.png"], go7_gpu=["gtp_fair_komi.png"])
+    # --config.zoo=sharp: each net of the sharp zoo (issue 64), its judge beside them
+    sharp = tuple(f"zoo:go7-sharp-{r}" for r in ("S1", "S2", "S3", "W1", "W2", "W3", "J"))
+    c.zoos.sharp.runs = dict(main=dict(nets=sharp, workdir=""))
     return c

@@ -52,6 +52,8 @@ def get_config():
     c.shipped = dict(main="experiments/suboptimal_moves/results/main", go5="experiments/suboptimal_moves/results/go5",
                      judge_gpu="experiments/suboptimal_moves/results/judge_gpu")  # fmt: skip
     c.figures = {name: ["suboptimal_moves.png"] for name in c.shipped}
+    # --config.zoo=sharp (issue 64): main's design, the points judged by seed 1's net (another run)
+    c.zoos.sharp = dict(names={"go7-base-S1": "go7-sharp-J"}, runs=dict(main={}))
     c.families = {
         f"s44_{prefix}{m}": dict(where=dict(run=run, measure=m), size=3)
         for run, prefix in (("main", ""), ("judge_gpu", "judge_"))
