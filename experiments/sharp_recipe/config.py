@@ -9,8 +9,8 @@
 table and the timing table, and the figure. Nothing is played: ``play``
 and ``redraw`` both compute the tables again (``play`` into ``outdir``;
 ``--config.runs.main.runs='("runs/sharp_s0","runs/sharp_s1")'`` reads live
-workdirs instead). The GTP and GNU Go end checks join through
-``end_checks`` once measured. There is no test family: the claim is that
+workdirs instead). The GTP and GNU Go end checks join from
+``results/main/end_checks.csv`` once ``end_checks.py`` has measured them. There is no test family: the claim is that
 each seed meets every target, a run being the unit.
 """
 
@@ -20,7 +20,8 @@ from experiments.lib import claims
 def get_config():
     c = claims.claim_config("sharp_recipe", "recipe")
     c.match = {}
-    c.runs = dict(main=dict(runs=("experiments/legs/sharp_s0/leg", "experiments/legs/sharp_s1/leg")))
+    c.runs = dict(main=dict(runs=("experiments/legs/sharp_s0/leg", "experiments/legs/sharp_s1/leg"),
+                            end_checks="experiments/sharp_recipe/results/main/end_checks.csv"))  # fmt: skip
     c.shipped = dict(main="experiments/sharp_recipe/results/main")
     c.figures = dict(main=["sharp_recipe.png"])
     return c
