@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 import types
 
@@ -450,6 +451,24 @@ def test_the_lane_script_stops_the_tests_on_time_and_leaves_few_files(tmp_path):
     assert "test-gpu" in (out / "test-gpu.log").read_text()
     assert not (out / "bench.tar.gz").exists()  # 20 s leave the bench no time
     assert len(list(out.iterdir())) <= 8
+
+
+def test_the_recipe_script_stops_on_time_and_packs_what_comes_back(tmp_path):
+    """benchmarks/gpu_recipe.sh (issue 63's GPU minutes) dry, with 1 s for the tests and no minutes for the
+    legs: pytest is stopped, neither leg starts, and the logs come back packed, within the device's 8 files."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    out = tmp_path / "out"
+    env = dict(_env(), PYTHON=sys.executable, DRY="1")
+    done = subprocess.run(["sh", "benchmarks/gpu_recipe.sh", str(out), "20", "1", "0"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert [p.name for p in files] == ["logs.tar.gz"] and len(files) <= 8
+    with tarfile.open(out / "logs.tar.gz") as tar:
+        log = tar.extractfile("logs/gpu_recipe.log").read().decode()
+        assert tar.extractfile("logs/test-gpu.txt").read().decode().startswith("stopped at 1 s: ")
+    assert "go7_sharp_gpu: GO7_MIN=0, not started" in log and "go9_gpu: " in log and "not started" in log
 
 
 def test_the_repository_stays_under_50_mb():
