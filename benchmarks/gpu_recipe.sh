@@ -33,7 +33,8 @@ if [ -n "$DRY" ]; then
   TINY="--config.network.blocks=1 --config.network.filters=8 --config.schedules.network=() --config.generations=1"
   TINY="$TINY --config.selfplay.batch_size=8 --config.selfplay.games_per_generation=8"
   TINY="$TINY --config.selfplay.branch_queue_capacity=32 --config.schedules.visits=((0,4),)"
-  TINY="$TINY --config.training.batch_size=16"
+  TINY="$TINY --config.training.batch_size=16 --config.training.samples_per_new_row=1 --config.precision=float32"
+  TINY="$TINY --config.gating.games=2"
   LEGS="--leg_dir=/tmp/gpu_recipe_noleg"
   rm -rf /tmp/gpu_recipe_runs
   WORK="/tmp/gpu_recipe_runs"
