@@ -10,7 +10,7 @@ table and the timing table, and the figure. Nothing is played: ``play``
 and ``redraw`` both compute the tables again (``play`` into ``outdir``;
 ``--config.runs.main.runs='("runs/sharp_s0","runs/sharp_s1")'`` reads live
 workdirs instead). The GTP and GNU Go end checks join from
-``results/main/end_checks.csv`` once ``end_checks.py`` has measured them. There is no test family: the claim is that
+``results/main/end_checks.csv`` once measured. There is no test family: the claim is that
 each seed meets every target, a run being the unit.
 """
 

@@ -15,7 +15,7 @@ with every generation from 0) and writes into ``outdir``:
   run are not independent samples, so no interval from them is a
   confidence interval. The GTP and GNU Go targets come from
   ``end_checks`` (a CSV: seed, target, figure, interval, met) when they
-  have been measured (``experiments/sharp_recipe/end_checks.py``), and read
+  have been measured , and read
   "not measured" until then; the budget is met when every other target is,
   within it;
 * ``timing.csv``: per seed, generations, evaluations, wall hours,
@@ -69,9 +69,7 @@ class Settings(common.Settings):
     )
     names: tuple[str, ...] = setting(("seed 0", "seed 1"), "a name per run")
     last: int = setting(10, "generations the α_∅/β_∅ targets average over")
-    end_checks: str = setting(
-        "", "the end checks' CSV (end_checks.py: seed,target,figure,interval,met); absent: not measured yet"
-    )
+    end_checks: str = setting("", "the end checks' CSV (seed,target,figure,interval,met); absent: not measured yet")
 
     def check(self) -> None:
         super().check()
