@@ -69,6 +69,7 @@ from typing import Any, TypeVar
 from saijax import cli, zoo
 from saijax.analysis import results
 from saijax.cli import player as player_cli
+from saijax.core import checkpoints
 from saijax.play import players
 
 __all__ = [
@@ -770,11 +771,8 @@ def play_cells(
 
 
 def kept_generations(workdir: str) -> list[int]:
-    """The generations with a finished checkpoint in a run's workdir."""
-    directory = os.path.join(workdir, "checkpoints")
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(f"{workdir} has no checkpoints directory")
-    return sorted(int(d) for d in os.listdir(directory) if d.isdecimal() and os.path.isdir(os.path.join(directory, d)))
+    """A run's kept generations: :func:`saijax.core.checkpoints.kept_generations`."""
+    return checkpoints.kept_generations(workdir)
 
 
 def run_nets(workdir: str, archive: str = "") -> dict[int, str]:

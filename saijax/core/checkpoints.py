@@ -583,6 +583,18 @@ class Checkpointer:
         return _corrupt(directory, what, cause, hint)
 
 
+def kept_generations(workdir: str | os.PathLike) -> list[int]:
+    """The generations with a finished checkpoint in a run's workdir (``<workdir>/checkpoints/<g>/``), oldest first.
+
+    Raises:
+      FileNotFoundError: the workdir has no checkpoints directory.
+    """
+    directory = os.path.join(os.fspath(workdir), "checkpoints")
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"{workdir} has no checkpoints directory")
+    return sorted(int(d) for d in os.listdir(directory) if d.isdecimal() and os.path.isdir(os.path.join(directory, d)))
+
+
 def load_network(path: str | os.PathLike) -> LoadedNetwork:
     """Reads one checkpoint's network for play, read-only.
 

@@ -383,9 +383,10 @@ def archive(
     if every < 1:
         raise ValueError(f"archive: every must be at least 1, not {every}")
     checkpoints_dir = os.path.join(os.fspath(workdir), "checkpoints")
-    if not os.path.isdir(checkpoints_dir):
-        raise ValueError(f"archive: {workdir} has no checkpoints directory")
-    kept = sorted(int(d) for d in os.listdir(checkpoints_dir) if d.isdecimal())
+    try:
+        kept = checkpoints.kept_generations(workdir)
+    except FileNotFoundError as e:
+        raise ValueError(f"archive: {e}") from None
     missing = sorted(set(generations) - set(kept))
     if missing:
         raise ValueError(f"archive: generations {missing} are not kept in {checkpoints_dir} (kept: {kept})")
